@@ -1,0 +1,157 @@
+# MRC-XDP build. `make` builds everything into build/; `make test` and
+# `make demo` are the two commands the README promises. `V=1` shows the
+# commands instead of the short labels.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX	?= /usr/local
+BUILD	:= build
+BPF_OUT	:= $(BUILD)/bpf
+SKEL	:= $(BUILD)/skel
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# --- tool probing ----------------------------------------------------------
+# Prefer the newest clang Debian offers: newer ones emit better BPF code.
+CLANG	?= $(firstword $(foreach c,clang-19 clang-16 clang-15 clang-14 clang,\
+		$(if $(shell command -v $(c) 2>/dev/null),$(c))))
+BPFTOOL	?= $(firstword $(foreach c,bpftool /usr/sbin/bpftool,\
+		$(if $(shell command -v $(c) 2>/dev/null),$(c))))
+PKG_CONFIG ?= pkg-config
+CC	?= gcc
+
+# name:package pairs, reported when missing.
+REQUIRED_TOOLS := clang:clang bpftool:bpftool pkg-config:pkg-config
+REQUIRED_LIBS  := libbpf:libbpf-dev libxdp:libxdp-dev
+
+define check_tool
+$(if $(shell command -v $(word 1,$(subst :, ,$(1))) 2>/dev/null),,\
+	$(word 1,$(subst :, ,$(1))) (package $(word 2,$(subst :, ,$(1)))))
+endef
+define check_lib
+$(if $(shell $(PKG_CONFIG) --exists $(word 1,$(subst :, ,$(1))) 2>/dev/null && echo y),,\
+	$(word 1,$(subst :, ,$(1))) (package $(word 2,$(subst :, ,$(1)))))
+endef
+MISSING := $(strip $(foreach t,$(REQUIRED_TOOLS),$(call check_tool,$(t))) \
+		   $(foreach l,$(REQUIRED_LIBS),$(call check_lib,$(l))))
+
+# --- flags -----------------------------------------------------------------
+ARCH	:= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -D__TARGET_ARCH_$(ARCH) \
+	      -I$(BUILD) -Iinclude -Ibpf/include
+CFLAGS	?= -O2 -g
+CFLAGS	+= -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(SKEL) -MMD -MP
+LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
+LIBBPF_LIBS   = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null) -lelf -lz
+
+# --- what we build ---------------------------------------------------------
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(SKEL)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/include/*.h) $(wildcard include/mrc/*.h)
+
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
+LIB       := $(BUILD)/libmrcutil.a
+
+PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
+BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
+
+.PHONY: all deps check-tools test demo install clean
+all: check-tools $(BPF_OBJS) $(SKELS) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
+
+check-tools:
+ifneq ($(MISSING),)
+	@echo "error: missing build tools: $(MISSING)" >&2
+	@echo "       run 'make deps' (tools/install-deps.sh) to install them" >&2
+	@exit 1
+endif
+
+deps:
+	$(Q)tools/install-deps.sh
+
+# The two README commands install what they need first, then run.
+test:
+	$(Q)tools/install-deps.sh -q
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run.sh
+
+demo:
+	$(Q)tools/install-deps.sh -q
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
+# --- BPF -------------------------------------------------------------------
+# vmlinux.h comes from the running kernel's BTF (CO-RE relocates field
+# offsets at load time, so the objects still run on other kernels).
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL)/%.skel.h: $(BPF_OUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+# --- userspace -------------------------------------------------------------
+$(BUILD)/obj/%.o: user/%.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/mrc-labctl: $(BUILD)/obj/labctl.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(BUILD)/mrc-lab-traffic: $(BUILD)/obj/lab_traffic.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/include $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+# --- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf \
+		$(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
+	install -m 0755 tools/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
+	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
+	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
+	install -m 0644 docs/man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The lab's switch emulation: one program attached at every fabric-side
+ * port of an mrc-lab fabric (leaf and spine ends of each veth link).
+ *
+ * Per packet it does what a switch port of an MRC fabric would:
+ *   - forget the sending socket's flow hash at leaf ingress, so ECMP picks
+ *     the spine from the packet's headers alone (as real switches do);
+ *   - inject faults: random drop, blackhole;
+ *   - emulate an egress queue draining at the link rate, and above its
+ *     thresholds ECN-mark, trim MRC data to its headers (DSCP trim mark),
+ *     or tail-drop;
+ *   - count everything per port.
+ * The kernel has no netem/RED, so this is how tests get loss and congestion.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
+#include "parsing.h"
+#include "mrc/abi.h"
+
+#define TC_ACT_OK	0
+#define TC_ACT_SHOT	2
+#define NSEC_PER_SEC	1000000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAB_MAX_PORTS);
+	__type(key, struct lab_port_key);
+	__type(value, struct lab_port);
+} lab_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LAB_MAX_LINKS);
+	__type(key, __u32);
+	__type(value, struct lab_link_cfg);
+} lab_links SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LAB_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct lab_queue);
+} lab_queues SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LAB_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct lab_port_stats);
+} lab_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lab_global_cfg);
+} lab_global SEC(".maps");
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/*
+ * The namespace of the device the packet is on. Not bpf_get_netns_cookie():
+ * that follows skb->sk, and veth keeps the sending host's socket attached
+ * while a packet crosses the fabric's namespaces.
+ */
+static __always_inline __u64 lab_dev_netns_cookie(struct __sk_buff *ctx)
+{
+	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
+
+	return BPF_CORE_READ(skb, dev, nd_net.net, net_cookie);
+}
+
+/* What the emulated port decided for one packet. */
+enum lab_verdict {
+	LAB_FORWARD,
+	LAB_MARK_CE,
+	LAB_TRIM,
+	LAB_DROP_QUEUE,
+};
+
+/* What parsing learned about a packet. */
+struct lab_pkt {
+	struct l4_info l4;
+	__u32 trimmed_len;	/* 0 unless trimmable MRC data */
+	__u8  parsed;		/* IP packet we understand */
+	__u8  mrc_control;	/* MRC ACK/SACK/NACK/probe: priority class */
+};
+
+static __always_inline __u16 lab_mrc_port(void)
+{
+	__u32 zero = 0;
+	struct lab_global_cfg *g = bpf_map_lookup_elem(&lab_global, &zero);
+
+	return g && g->mrc_udp_port ? g->mrc_udp_port : MRC_UDP_PORT_DEFAULT;
+}
+
+/* Recognise MRC over UDP and how much of it a trimming switch keeps. */
+static __always_inline void lab_parse_mrc(struct cursor *c, void *base,
+					  struct lab_pkt *pkt, __u32 skb_len)
+{
+	struct udphdr *udp = cursor_take(c, sizeof(*udp));
+	struct mrc_bth *bth;
+	__u8 flags;
+
+	if (!udp || bpf_ntohs(udp->dest) != lab_mrc_port())
+		return;
+	bth = cursor_take(c, sizeof(*bth));
+	if (!bth)
+		return;
+	if (!mrc_opcode_is_data(bth->opcode)) {
+		pkt->mrc_control = 1;
+		return;
+	}
+	flags = (__u8)(bpf_ntohl(bth->psn) >> 24);
+	pkt->trimmed_len = pkt->l4.l4_off + sizeof(*udp) +
+			   mrc_data_header_len(bth->opcode, flags);
+	/* A packet that is only headers already has nothing to cut. */
+	if (pkt->trimmed_len >= skb_len)
+		pkt->trimmed_len = 0;
+}
+
+static __always_inline void lab_parse(struct __sk_buff *skb, struct lab_pkt *pkt)
+{
+	void *base = (void *)(long)skb->data;
+	struct cursor c = { base, (void *)(long)skb->data_end };
+
+	if (parse_l3(&c, base, &pkt->l4) < 0)
+		return;
+	pkt->parsed = 1;
+	if (pkt->l4.is_udp)
+		lab_parse_mrc(&c, base, pkt, skb->len);
+}
+
+/* Drain the emulated queue for the time that passed since its last packet. */
+static __always_inline void lab_queue_drain(struct lab_queue *q, __u64 rate_bps,
+					    __u64 now)
+{
+	__u64 elapsed = now - q->last_ns;
+	__u64 drained;
+
+	q->last_ns = now;
+	/* Past a second every realistic queue is empty; this also keeps
+	 * elapsed * bytes-per-second below 2^64 up to 100 Gb/s. */
+	if (elapsed >= NSEC_PER_SEC) {
+		q->backlog = 0;
+		return;
+	}
+	drained = elapsed * (rate_bps / 8) / NSEC_PER_SEC;
+	q->backlog = q->backlog > drained ? q->backlog - drained : 0;
+}
+
+/* The switch's decision for one packet, given the backlog it finds. */
+static __always_inline enum lab_verdict
+lab_queue_decide(const struct lab_link_cfg *cfg, const struct lab_pkt *pkt,
+		 __u64 backlog, __u32 len)
+{
+	if (cfg->trim_thresh && backlog > cfg->trim_thresh && pkt->trimmed_len)
+		return LAB_TRIM;
+	if (cfg->queue_limit && backlog + len > cfg->queue_limit)
+		return LAB_DROP_QUEUE;
+	if (cfg->ecn_thresh && backlog > cfg->ecn_thresh && pkt->parsed &&
+	    (pkt->l4.tos & ECN_MASK))
+		return LAB_MARK_CE;
+	return LAB_FORWARD;
+}
+
+static __always_inline enum lab_verdict
+lab_queue_admit(struct lab_queue *q, const struct lab_link_cfg *cfg,
+		const struct lab_pkt *pkt, __u32 len)
+{
+	enum lab_verdict verdict;
+	__u64 now = bpf_ktime_get_ns();
+
+	bpf_spin_lock(&q->lock);
+	lab_queue_drain(q, cfg->rate_bps, now);
+	verdict = lab_queue_decide(cfg, pkt, q->backlog, len);
+	if (verdict == LAB_TRIM)
+		q->backlog += pkt->trimmed_len;
+	else if (verdict != LAB_DROP_QUEUE)
+		q->backlog += len;
+	bpf_spin_unlock(&q->lock);
+	return verdict;
+}
+
+/* Rewrite a 16-bit word of the IPv4 header, keeping its checksum right. */
+static __always_inline int ipv4_store_word(struct __sk_buff *skb, __u32 l3_off,
+					   __u32 word_off, __u16 new_word)
+{
+	__u16 old_word;
+
+	if (bpf_skb_load_bytes(skb, l3_off + word_off, &old_word, 2))
+		return -1;
+	if (bpf_l3_csum_replace(skb, l3_off + offsetof(struct iphdr, check),
+				old_word, new_word, 2))
+		return -1;
+	return bpf_skb_store_bytes(skb, l3_off + word_off, &new_word, 2, 0);
+}
+
+/* Set the 6-bit DSCP and/or the 2-bit ECN field of the IP header. */
+static __always_inline int ip_set_tos(struct __sk_buff *skb,
+				      const struct l4_info *l4, __u8 tos)
+{
+	__u8 b[2];
+
+	if (bpf_skb_load_bytes(skb, l4->l3_off, b, 2))
+		return -1;
+	if (l4->l3_proto == ETH_P_IP) {
+		b[1] = tos;
+		return ipv4_store_word(skb, l4->l3_off, 0, *(__u16 *)b);
+	}
+	/* IPv6: the traffic class straddles bytes 0 and 1. */
+	b[0] = (__u8)((b[0] & 0xf0) | (tos >> 4));
+	b[1] = (__u8)((b[1] & 0x0f) | (tos << 4));
+	return bpf_skb_store_bytes(skb, l4->l3_off, b, 2, 0);
+}
+
+static __always_inline int lab_mark_ce(struct __sk_buff *skb,
+				       const struct lab_pkt *pkt)
+{
+	return ip_set_tos(skb, &pkt->l4, pkt->l4.tos | ECN_CE);
+}
+
+/* Pseudo-header of the UDP checksum, for either IP version. */
+struct udp_pseudo {
+	__u8  addrs[32];	/* IPv4 uses the first 8 bytes */
+	__u32 len;
+	__u8  zero[3];
+	__u8  proto;
+};
+
+/*
+ * Recompute the UDP checksum of a trimmed packet from scratch: it is only
+ * headers now (at most 48 bytes of UDP + MRC), so this is cheap, and the
+ * receiver's stack accepts the trimmed header as a valid datagram.
+ */
+static __always_inline int udp_checksum_rebuild(struct __sk_buff *skb,
+						const struct l4_info *l4,
+						__u32 udp_len)
+{
+	struct udp_pseudo ph = {};
+	__u8 udp[64] = {};
+	__u32 ph_len;
+	__s64 sum;
+	__u16 csum;
+
+	if (l4->l3_proto == ETH_P_IP) {
+		if (bpf_skb_load_bytes(skb, l4->l3_off + offsetof(struct iphdr, saddr),
+				       ph.addrs, 8))
+			return -1;
+		/* IPv4 pseudo-header: addrs, zero, proto, 16-bit length. */
+		ph.addrs[9] = IPPROTO_UDP_;
+		ph.addrs[10] = (__u8)(udp_len >> 8);
+		ph.addrs[11] = (__u8)udp_len;
+		ph_len = 12;
+	} else {
+		if (bpf_skb_load_bytes(skb, l4->l3_off + offsetof(struct ipv6hdr, saddr),
+				       ph.addrs, 32))
+			return -1;
+		ph.len = bpf_htonl(udp_len);
+		ph.proto = IPPROTO_UDP_;
+		ph_len = sizeof(ph);
+	}
+	if (udp_len > sizeof(udp) || udp_len < sizeof(struct udphdr) ||
+	    (udp_len & 3))
+		return -1;
+	if (bpf_skb_load_bytes(skb, l4->l4_off, udp, udp_len))
+		return -1;
+	udp[6] = 0;
+	udp[7] = 0;
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, ph_len, 0);
+	if (sum < 0)
+		return -1;
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)udp, udp_len, (__u32)sum);
+	if (sum < 0)
+		return -1;
+	csum = csum_fold32((__u64)(__u32)sum);
+	if (csum == 0)
+		csum = 0xffff;	/* 0 means "no checksum" on the wire */
+	return bpf_skb_store_bytes(skb, l4->l4_off + offsetof(struct udphdr, check),
+				   &csum, 2, 0);
+}
+
+/* Fix the IP and UDP length fields after the payload was cut. */
+static __always_inline int lab_fix_lengths(struct __sk_buff *skb,
+					   const struct l4_info *l4, __u32 len)
+{
+	__u16 udp_len = bpf_htons((__u16)(len - l4->l4_off));
+	__u16 ip_len;
+
+	if (l4->l3_proto == ETH_P_IP) {
+		ip_len = bpf_htons((__u16)(len - l4->l3_off));
+		if (ipv4_store_word(skb, l4->l3_off,
+				    offsetof(struct iphdr, tot_len), ip_len))
+			return -1;
+	} else {
+		ip_len = bpf_htons((__u16)(len - l4->l3_off - sizeof(struct ipv6hdr)));
+		if (bpf_skb_store_bytes(skb, l4->l3_off +
+					offsetof(struct ipv6hdr, payload_len),
+					&ip_len, 2, 0))
+			return -1;
+	}
+	return bpf_skb_store_bytes(skb, l4->l4_off + offsetof(struct udphdr, len),
+				   &udp_len, 2, 0);
+}
+
+/*
+ * Trim an MRC data packet to its headers, as a trimming switch does, and
+ * mark it with the DSCP that tells the receiver where the trim happened.
+ */
+static __always_inline int lab_trim(struct __sk_buff *skb,
+				    const struct lab_pkt *pkt, __u32 port_flags)
+{
+	__u32 zero = 0, len = pkt->trimmed_len;
+	struct lab_global_cfg *g = bpf_map_lookup_elem(&lab_global, &zero);
+	__u8 dscp;
+
+	if (port_flags & LAB_PORT_LASTHOP)
+		dscp = g && g->dscp_trimmed_lasthop ? g->dscp_trimmed_lasthop :
+						      MRC_DSCP_TRIMMED_LASTHOP;
+	else
+		dscp = g && g->dscp_trimmed ? g->dscp_trimmed : MRC_DSCP_TRIMMED;
+
+	if (bpf_skb_change_tail(skb, len, 0))
+		return -1;
+	if (lab_fix_lengths(skb, &pkt->l4, len))
+		return -1;
+	if (udp_checksum_rebuild(skb, &pkt->l4, len - pkt->l4.l4_off))
+		return -1;
+	return ip_set_tos(skb, &pkt->l4, (__u8)(dscp << 2 | (pkt->l4.tos & ECN_MASK)));
+}
+
+static __always_inline int lab_count_drop(__u64 *counter)
+{
+	*counter += 1;
+	return TC_ACT_SHOT;
+}
+
+static __always_inline int lab_fault_drops(const struct lab_link_cfg *cfg)
+{
+	if (cfg->blackhole)
+		return 1;
+	return cfg->drop_ppm && bpf_get_prandom_u32() % 1000000 < cfg->drop_ppm;
+}
+
+/* Steer the packet to the port's HTB class: control and trims go first. */
+static __always_inline void lab_set_class(struct __sk_buff *skb,
+					  const struct lab_pkt *pkt,
+					  enum lab_verdict verdict)
+{
+	__u32 minor = pkt->mrc_control || verdict == LAB_TRIM ?
+		      LAB_TC_CLASS_PRIO : LAB_TC_CLASS_DATA;
+
+	skb->priority = LAB_TC_HANDLE_MAJOR << 16 | minor;
+}
+
+static __always_inline int lab_apply(struct __sk_buff *skb,
+				     const struct lab_pkt *pkt,
+				     enum lab_verdict verdict, __u32 port_flags,
+				     struct lab_port_stats *st)
+{
+	if (verdict == LAB_DROP_QUEUE)
+		return lab_count_drop(&st->drop_queue);
+	if (verdict == LAB_TRIM) {
+		if (lab_trim(skb, pkt, port_flags))
+			return lab_count_drop(&st->malformed);
+		st->trimmed++;
+	} else if (verdict == LAB_MARK_CE) {
+		if (lab_mark_ce(skb, pkt))
+			return lab_count_drop(&st->malformed);
+		st->ecn_marked++;
+	}
+	st->packets++;
+	st->bytes += skb->len;
+	return TC_ACT_OK;
+}
+
+static __always_inline int lab_port_run(struct __sk_buff *skb, __u32 hook)
+{
+	struct lab_port_key key = {
+		.netns_cookie = lab_dev_netns_cookie(skb),
+		.ifindex = skb->ifindex,
+		.hook = hook,
+	};
+	enum lab_verdict verdict = LAB_FORWARD;
+	struct lab_link_cfg *cfg;
+	struct lab_port_stats *st;
+	struct lab_pkt pkt = {};
+	struct lab_queue *q;
+	struct lab_port *port;
+	__u32 id;
+
+	/* Ports the lab did not register are not ours: leave them alone. */
+	port = bpf_map_lookup_elem(&lab_ports, &key);
+	if (!port)
+		return TC_ACT_OK;
+	if (port->flags & LAB_PORT_REHASH)
+		bpf_set_hash_invalid(skb);
+
+	id = port->port_id;
+	st = bpf_map_lookup_elem(&lab_stats, &id);
+	q = bpf_map_lookup_elem(&lab_queues, &id);
+	id = port->link_id;
+	cfg = bpf_map_lookup_elem(&lab_links, &id);
+	if (!st || !q || !cfg)
+		return TC_ACT_OK;
+
+	if (lab_fault_drops(cfg))
+		return lab_count_drop(&st->drop_fault);
+
+	lab_parse(skb, &pkt);
+	if (cfg->rate_bps) {
+		verdict = lab_queue_admit(q, cfg, &pkt, skb->len);
+		lab_set_class(skb, &pkt, verdict);
+	}
+	return lab_apply(skb, &pkt, verdict, port->flags, st);
+}
+
+SEC("tc")
+int lab_port_ingress(struct __sk_buff *skb)
+{
+	return lab_port_run(skb, LAB_HOOK_INGRESS);
+}
+
+SEC("tc")
+int lab_port_egress(struct __sk_buff *skb)
+{
+	return lab_port_run(skb, LAB_HOOK_EGRESS);
+}
+
+char LICENSE[] SEC("license") = "GPL";
