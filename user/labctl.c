@@ -299,7 +299,7 @@ static int set_field(struct lab_link_cfg *cfg, const char *kv)
 	const char *eq = strchr(kv, '=');
 	const char *v = eq ? eq + 1 : "";
 	size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
-	uint64_t n;
+	uint64_t n = 0;
 	int err;
 
 #define KEY_IS(name) (klen == strlen(name) && !strncmp(kv, name, klen))
@@ -316,7 +316,8 @@ static int set_field(struct lab_link_cfg *cfg, const char *kv)
 		return parse_percent_ppm(v, &cfg->drop_ppm);
 	if (KEY_IS("blackhole")) {
 		err = parse_u64(v, 1, &n);
-		cfg->blackhole = (__u32)n;
+		if (!err)
+			cfg->blackhole = (__u32)n;
 		return err;
 	}
 	if (KEY_IS("ecn") || KEY_IS("trim") || KEY_IS("queue")) {
@@ -333,6 +334,18 @@ static int set_field(struct lab_link_cfg *cfg, const char *kv)
 	}
 #undef KEY_IS
 	return -ENOENT;
+}
+
+/* What a setting's value should look like, for error messages. */
+static const char *setting_hint(const char *kv)
+{
+	if (!strncmp(kv, "rate=", 5))
+		return "a rate such as 500mbit or 1gbit";
+	if (!strncmp(kv, "drop=", 5))
+		return "a percentage from 0 to 100 (up to 4 decimals)";
+	if (!strncmp(kv, "blackhole=", 10))
+		return "0 or 1";
+	return "a size in bytes such as 30000 or 64k";
 }
 
 static int parse_link_id(const char *s, __u32 *id)
@@ -371,8 +384,8 @@ static int cmd_set(int argc, char **argv)
 			return 2;
 		}
 		if (err) {
-			fprintf(stderr, "mrc-labctl: bad value in '%s': %s\n", argv[i],
-				strerror(-err));
+			fprintf(stderr, "mrc-labctl: bad value in '%s': want %s\n",
+				argv[i], setting_hint(argv[i]));
 			return 2;
 		}
 	}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The emulated switch queue of a rate-limited link: ECN marks and trims only
+# above their thresholds (a paced flow below the link rate sees none, a
+# burst sees them), trims keep exactly the MRC headers with valid checksums
+# and the right DSCP (last hop vs mid-path), and the queue tail-drops.
+. "$(dirname "$0")/lib.sh"
+
+LAB_PREFIX=que lab_up --hosts 2 --planes 1 --spines 2
+tmp=$(mktemp -d)
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+DST=$(lab addr h2 1)
+MRC_PORT=4791
+n=0
+
+# flow OUT COUNT PORT [send options]: send h1 -> h2, receiver JSON to OUT.
+flow() {
+	local out=$1 count=$2 port=$3
+	shift 3
+	start_recv h2 "$port" "$out" --timeout-ms 15000 --idle-ms 800 || return 1
+	in_host h1 "$TRAFFIC" send --dst "$DST" --port "$port" --count "$count" \
+		--sport-range 20000:20999 "$@" > /dev/null
+	wait_recv
+}
+
+begin lab.rate_installs_real_queue
+lab fault p1-h2 rate 50mbit
+check "HTB on the leaf's host port" bash -c "tc -n $LAB-p1-l2 qdisc show dev h | grep -q htb"
+check "HTB on the host NIC" bash -c "tc -n $LAB-h2 qdisc show dev p1 | grep -q htb"
+lab stats --reset
+flow "$tmp/burst.json" 3000 7100 --size 1400
+qdrops=$(link_field p1-h2 drop_queue)
+got=$(json "$tmp/burst.json" .received)
+echo "    burst of 4.2 MB into 50 Mbit/s: received $got, queue drops $qdrops" >&2
+check "a burst overflows the 512k queue" between "$qdrops" 1 3000
+check "every packet received or counted" eq "$((got + qdrops))" 3000
+end
+
+begin lab.ecn_only_above_threshold
+lab fault p1-h2 ecn 20k
+lab stats --reset
+flow "$tmp/paced.json" 300 7101 --size 1000 --tos 2 --pps 1000
+check "paced ECT flow: no CE" eq "$(json "$tmp/paced.json" .ce)" 0
+check "paced flow all received" eq "$(json "$tmp/paced.json" .received)" 300
+check "no marks counted" eq "$(link_field p1-h2 ecn_marked)" 0
+flow "$tmp/ect.json" 2000 7102 --size 1000 --tos 2
+ce=$(json "$tmp/ect.json" .ce) marked=$(link_field p1-h2 ecn_marked)
+echo "    ECT burst: ce $ce, link marked $marked" >&2
+check "burst gets CE" between "$ce" 1 2000
+check "receiver saw every mark" eq "$ce" "$marked"
+lab stats --reset
+flow "$tmp/noect.json" 2000 7103 --size 1000 --tos 0
+check "non-ECT packets are never marked" eq "$(link_field p1-h2 ecn_marked)" 0
+check "non-ECT burst: no CE" eq "$(json "$tmp/noect.json" .ce)" 0
+end
+
+begin lab.trim_lasthop_only_above_threshold
+lab fault p1-h2 clear
+lab fault p1-h2 rate 50mbit
+lab fault p1-h2 trim 20k
+lab stats --reset
+flow "$tmp/tpaced.json" 300 $MRC_PORT --size 1000 --mrc-data --pps 1000
+check "paced MRC flow: no trims" eq "$(link_field p1-h2 trimmed)" 0
+check "paced MRC flow: full size" eq "$(json "$tmp/tpaced.json" .min_size)" 1000
+flow "$tmp/tburst.json" 2000 $MRC_PORT --size 1000 --mrc-data
+trimmed=$(link_field p1-h2 trimmed)
+lasthop=$(json "$tmp/tburst.json" '.dscp["45"] // 0')
+echo "    MRC burst: trimmed $trimmed, received with last-hop DSCP $lasthop" >&2
+check "burst is trimmed" between "$trimmed" 1 2000
+check "trimmed headers arrive with valid checksums and DSCP 45" eq "$lasthop" "$trimmed"
+check "a trimmed packet is exactly the MRC headers (32 B)" eq "$(json "$tmp/tburst.json" .min_size)" 32
+check "nothing lost: trimming replaces dropping" eq "$(json "$tmp/tburst.json" .received)" 2000
+check "payloads intact" eq "$(json "$tmp/tburst.json" .pattern_errors)" 0
+lab stats --reset
+flow "$tmp/notmrc.json" 2000 7104 --size 1000
+check "non-MRC traffic is never trimmed" eq "$(link_field p1-h2 trimmed)" 0
+lab fault p1-h2 clear
+end
+
+begin lab.trim_midpath_marks_dscp44
+for s in 1 2; do
+	lab fault "p1-s$s" rate 50mbit
+	lab fault "p1-s$s" trim 20k
+done
+lab stats --reset
+flow "$tmp/mid.json" 2000 $MRC_PORT --size 1000 --mrc-data
+trimmed=$(( $(link_field p1-s1 trimmed) + $(link_field p1-s2 trimmed) ))
+mid=$(json "$tmp/mid.json" '.dscp["44"] // 0')
+echo "    mid-path: trimmed $trimmed, received with DSCP 44: $mid" >&2
+check "core links trim" between "$trimmed" 1 2000
+check "mid-path trims carry DSCP 44" eq "$mid" "$trimmed"
+check "no last-hop trims" eq "$(json "$tmp/mid.json" '.dscp["45"] // 0')" 0
+for s in 1 2; do lab fault "p1-s$s" clear; done
+check "clear removes the queue" bash -c "! tc -n $LAB-p1-s1 qdisc show dev l1 | grep -q htb"
+end

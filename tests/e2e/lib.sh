@@ -1,0 +1,88 @@
+# Shared helpers for end-to-end tests: a lab per test file, torn down on any
+# exit, verdict lines for tests/run.sh, and small traffic/assert helpers.
+# shellcheck shell=bash
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LAB_CMD="$ROOT/tools/mrc-lab"
+TRAFFIC="$ROOT/build/mrc-lab-traffic"
+LAB=""
+BG_PIDS=()
+
+# One lab name per test file and process, so runs never collide.
+lab_up() {
+	LAB=${LAB_PREFIX:-e}$$
+	LAB=${LAB:0:12}
+	trap lab_cleanup EXIT
+	"$LAB_CMD" up --name "$LAB" "$@" > /dev/null
+}
+
+lab_cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null
+}
+
+lab() { "$LAB_CMD" "$1" --name "$LAB" "${@:2}"; }
+in_host() { local h=$1; shift; ip netns exec "$LAB-$h" "$@"; }
+
+# Verdicts ----------------------------------------------------------------
+CURRENT=""
+CURRENT_FAILS=0
+begin() { CURRENT=$1; CURRENT_FAILS=0; }
+# check DESCRIPTION COMMAND...: a failed command fails the current test.
+check() {
+	local what=$1
+	shift
+	if ! "$@"; then
+		echo "  $CURRENT: $what: failed: $*" >&2
+		CURRENT_FAILS=$((CURRENT_FAILS + 1))
+	fi
+}
+end() {
+	if [ "$CURRENT_FAILS" -eq 0 ]; then
+		echo "[$CURRENT] PASS"
+	else
+		echo "[$CURRENT] FAIL"
+	fi
+}
+skip() { echo "  $1: $2" >&2; echo "[$1] SKIP"; }
+
+# Numbers -----------------------------------------------------------------
+# between VALUE LOW HIGH: integer range check with a readable failure.
+between() {
+	if [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then return 0; fi
+	echo "    value $1 not in [$2, $3]" >&2
+	return 1
+}
+eq() {
+	[ "$1" = "$2" ] && return 0
+	echo "    expected '$2', got '$1'" >&2
+	return 1
+}
+
+# Traffic -----------------------------------------------------------------
+# start_recv HOST PORT OUTFILE [recv options]: a receiver in the background,
+# returned once its socket is bound.
+start_recv() {
+	local host=$1 port=$2 out=$3 i
+	shift 3
+	in_host "$host" "$TRAFFIC" recv --port "$port" --json "$@" > "$out" 2> "$out.err" &
+	BG_PIDS+=($!)
+	RECV_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q ready "$out.err" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "    receiver on $host did not start" >&2
+	return 1
+}
+
+wait_recv() { wait "$RECV_PID" 2>/dev/null; }
+
+# json FILE FILTER: one value from a JSON file.
+json() { jq -r "$2" "$1"; }
+
+stats_json() { lab stats --json; }
+spine_packets() { stats_json | jq -r ".spines[] | select(.plane==$1 and .spine==$2) | .packets"; }
+link_field() { stats_json | jq -r ".links[] | select(.name==\"$1\") | .$2"; }
