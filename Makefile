@@ -148,7 +148,8 @@ install: all
 	install -m 0755 tools/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
 	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
-	install -m 0644 docs/man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	$(if $(wildcard docs/man/*.8),install -m 0644 $(wildcard docs/man/*.8) \
+		$(DESTDIR)$(PREFIX)/share/man/man8/)
 
 clean:
 	$(call msg,CLEAN,$(BUILD))
