@@ -361,6 +361,23 @@ static int parse_link_id(const char *s, __u32 *id)
 	return 0;
 }
 
+/*
+ * Look up one link's configuration. Returns the lab_links map fd, or the
+ * negated exit status: -2 for a bad link id, -1 when the map is unreadable.
+ */
+static int read_link_cfg(const char *dir, const char *link, __u32 *id,
+			 struct lab_link_cfg *cfg)
+{
+	int fd;
+
+	if (parse_link_id(link, id))
+		return -2;
+	fd = open_pinned(dir, "lab_links");
+	if (fd < 0 || bpf_map_lookup_elem(fd, id, cfg))
+		return -1;
+	return fd;
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	struct lab_link_cfg cfg;
@@ -371,11 +388,9 @@ static int cmd_set(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (parse_link_id(argv[1], &id))
-		return 2;
-	fd = open_pinned(argv[0], "lab_links");
-	if (fd < 0 || bpf_map_lookup_elem(fd, &id, &cfg))
-		return 1;
+	fd = read_link_cfg(argv[0], argv[1], &id, &cfg);
+	if (fd < 0)
+		return -fd;
 	for (i = 2; i < argc; i++) {
 		err = set_field(&cfg, argv[i]);
 		if (err == -ENOENT) {
@@ -406,11 +421,9 @@ static int cmd_show(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (parse_link_id(argv[1], &id))
-		return 2;
-	fd = open_pinned(argv[0], "lab_links");
-	if (fd < 0 || bpf_map_lookup_elem(fd, &id, &cfg))
-		return 1;
+	fd = read_link_cfg(argv[0], argv[1], &id, &cfg);
+	if (fd < 0)
+		return -fd;
 	printf("rate_bps %llu drop_ppm %u blackhole %u ecn %u trim %u queue %u\n",
 	       (unsigned long long)cfg.rate_bps, cfg.drop_ppm, cfg.blackhole,
 	       cfg.ecn_thresh, cfg.trim_thresh, cfg.queue_limit);
