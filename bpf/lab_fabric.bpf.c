@@ -20,8 +20,6 @@
 #include "parsing.h"
 #include "mrc/abi.h"
 
-#define TC_ACT_OK	0
-#define TC_ACT_SHOT	2
 #define NSEC_PER_SEC	1000000000ULL
 
 struct {

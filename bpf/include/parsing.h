@@ -17,6 +17,15 @@
 #define ETH_P_IPV6	0x86DD
 #define IPPROTO_UDP_	17
 
+#ifndef TC_ACT_OK
+#define TC_ACT_OK	0
+#define TC_ACT_SHOT	2
+#endif
+
+/* Single, untorn accesses to state another CPU or userspace also writes. */
+#define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+
 #define ECN_MASK	0x3
 #define ECN_CE		0x3
 

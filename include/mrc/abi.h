@@ -117,6 +117,308 @@ static inline __u32 mrc_data_header_len(__u8 op, __u8 bth_flags)
 #define MRC_DSCP_TRIMMED_LASTHOP	0x2D	/* trimmed at the last hop: incast */
 
 /* ---------------------------------------------------------------------- */
+/* Acknowledgements and control packets                                   */
+/* ---------------------------------------------------------------------- */
+
+/* M field of a SACK or NACK: what the receiver says about the echoed EV. */
+enum mrc_sack_m {
+	MRC_M_NONE		= 0,
+	MRC_M_SKIP_ONCE		= 1,	/* that packet was ECN CE marked */
+	MRC_M_ALWAYS_SKIP	= 2,	/* the receiver judges the path bad */
+};
+
+/*
+ * SACK extension header, after a BTH with opcode MRC_OP_SACK whose PSN is
+ * the PSN of the packet that triggered the SACK. 32 bytes.
+ * Bit i of the bitmap acknowledges PSN cack + 1 + bitmap_off + i. The
+ * bitmap is split in two words so every field is naturally aligned.
+ */
+struct mrc_sackh {
+	__u32	cack;		/* low 24 bits: cumulative ack PSN */
+	__u32	ev;		/* echoed entropy value */
+	__u16	bitmap_off;	/* in PSNs, from cack + 1 */
+	__u8	m;		/* enum mrc_sack_m (low 2 bits) */
+	__u8	rsvd;
+	__u32	bitmap_hi;	/* bits 63..32 */
+	__u32	bitmap_lo;	/* bits 31..0 */
+	__u16	ts_echo;	/* TSETH send_ts of the trigger, 0 when none */
+	__u16	ooo_count;	/* packets received out of order so far */
+	__u32	rcv_bytes;	/* bytes received, in 256-byte units (wraps) */
+	__u8	penalty;	/* receiver window penalty, 0 = none */
+	__u8	rsvd2[3];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_sackh, 32);
+
+/* NACK reason codes. The values follow the public MRC material. */
+enum mrc_nack_reason {
+	MRC_NACK_TRIMMED	 = 0x01,	/* trimmed mid-path: penalise the EV */
+	MRC_NACK_TRIMMED_LASTHOP = 0x02,	/* trimmed at the last hop: incast */
+	MRC_NACK_NO_BITMAP	 = 0x06,
+	MRC_NACK_NO_PKT_BUFFER	 = 0x07,
+	MRC_NACK_NO_RESOURCE	 = 0x0A,	/* e.g. no receive posted for an IMM */
+	MRC_NACK_PSN_OOR_WINDOW	 = 0x0B,
+	MRC_NACK_REMOTE_ACCESS	 = 0x13,	/* our choice: bad key/bounds/rights */
+	MRC_NACK_UNEXP_EVENT	 = 0x19,	/* QP in error: do not retry */
+};
+
+/*
+ * NACK extension header, after a BTH with opcode MRC_OP_NACK whose PSN is
+ * the PSN being refused. 12 bytes.
+ */
+struct mrc_nackh {
+	__u32	cack;		/* low 24 bits: cumulative ack PSN */
+	__u32	ev;		/* echoed entropy value */
+	__u8	reason;		/* enum mrc_nack_reason */
+	__u8	m;		/* enum mrc_sack_m */
+	__u16	ts_echo;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_nackh, 12);
+
+/*
+ * A reliability probe (MRC_OP_PROBE) is a bare BTH with ACK_REQ set and the
+ * PSN of the oldest unacknowledged packet; the responder answers it with a
+ * SACK. It asks "what do you have?" without resending data.
+ */
+
+#define MRC_PSN_MASK		0x00ffffffu
+#define MRC_QPN_MASK		0x00ffffffu
+
+/* ---------------------------------------------------------------------- */
+/* Transport state shared by the XDP program and libmrc                   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * QP numbers are 1..MRC_MAX_QPS on a host; slot = qpn - 1 indexes every
+ * per-QP array. A QP number is claimed by inserting into mrc_qp_owner.
+ */
+#define MRC_MAX_QPS		256
+#define MRC_MAX_CTX		64	/* processes using libmrc at once */
+#define MRC_MAX_PEER_ADDRS	8	/* one per plane */
+#define MRC_MAX_EVS		256	/* EV table of one QP */
+#define MRC_CTX_RING_BYTES	(1u << 20)	/* event ring of one context */
+
+/*
+ * The largest window. Receive and send bitmaps are rings of this many
+ * PSNs, so a QP's MPR may not exceed it.
+ */
+#define MRC_WINDOW_MAX		4096
+#define MRC_BITMAP_WORDS	(MRC_WINDOW_MAX / 64)
+#define MRC_MPR_UNIT		128	/* MPR is configured in units of this */
+#define MRC_WR_RING		512	/* outstanding WRITEs per QP */
+#define MRC_DUPTHRESH		3	/* SACKed PSNs past a hole before it is lost */
+#define MRC_LOSS_BURST		32	/* loss reports one SACK may emit */
+#define MRC_COMPL_BURST		32	/* completions one SACK may emit */
+
+/* QP states, as in verbs. */
+enum mrc_qp_state_code {
+	MRC_QPS_RESET	= 0,
+	MRC_QPS_INIT	= 1,
+	MRC_QPS_RTR	= 2,
+	MRC_QPS_RTS	= 3,
+	MRC_QPS_ERROR	= 4,
+};
+
+/* How the EV rides in the packet. */
+enum mrc_ev_format {
+	MRC_EVF_UDP	= 0,	/* UDP source port only (IPv4 and IPv6) */
+	MRC_EVF_STEV	= 1,	/* low 16 bits UDP sport, high 16 in the flow label */
+};
+
+/*
+ * Static description of a QP, written by libmrc when the QP reaches RTR,
+ * read by XDP (validation, steering) and TC (EV stamping). Addresses are
+ * IPv6 or IPv4-mapped IPv6, network byte order.
+ */
+struct mrc_qp_info {
+	__u32	state;		/* enum mrc_qp_state_code */
+	__u32	ctx;		/* event ring index of the owning context */
+	__u32	remote_qpn;
+	__u32	mpr;		/* responder window, PSNs */
+	__u16	sock_port;	/* local UDP port of the owner's socket (host order) */
+	__u8	n_peer_addrs;
+	__u8	ev_format;	/* enum mrc_ev_format */
+	__u32	n_evs;		/* entries used in mrc_qp_evs */
+	__u8	peer_addrs[MRC_MAX_PEER_ADDRS][16];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 152);
+
+/*
+ * TC egress finds the local QP of an outgoing packet from its destination:
+ * the peer's QP number and address. Value: the local QP number.
+ */
+struct mrc_peer_key {
+	__u32	remote_qpn;
+	__u8	addr[16];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_peer_key, 20);
+
+/* Path states: only GOOD (and SKIP for one turn) EVs carry data. */
+enum mrc_ev_state {
+	MRC_EV_GOOD		= 0,
+	MRC_EV_SKIP		= 1,
+	MRC_EV_ASSUMED_BAD	= 2,
+	MRC_EV_DENIED		= 3,
+};
+
+/* One path of a QP: an entropy value and the plane it leaves on. */
+struct mrc_ev_entry {
+	__u32	ev;
+	__u16	plane;		/* 1-based; 0 = any */
+	__u16	state;		/* enum mrc_ev_state */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_entry, 8);
+
+struct mrc_qp_evs {
+	__u32	next;		/* rotation cursor */
+	__u32	pad;
+	struct mrc_ev_entry ev[MRC_MAX_EVS];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 8 + 8 * MRC_MAX_EVS);
+
+/*
+ * Responder state of one QP, in a BPF_F_MMAPABLE array: libmrc writes it
+ * as it places data, XDP reads it to drop duplicates and out-of-window
+ * packets before they cost a socket wake-up. libmrc stays authoritative.
+ * PSNs here are 32-bit extensions of the 24-bit wire PSN.
+ */
+struct mrc_rx_state {
+	__u32	cack;		/* every PSN <= cack has been placed */
+	__u32	mpr;		/* window: accept (cack, cack + mpr) */
+	__u32	sack_pending;	/* XDP saw a duplicate: libmrc owes a SACK */
+	__u32	generation;	/* bumped when the QP is (re)initialised */
+	__u64	placed[MRC_BITMAP_WORDS];	/* ring of placed PSNs above cack */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_rx_state, 16 + 8 * MRC_BITMAP_WORDS);
+
+/* A posted WRITE, as XDP needs it to complete it. */
+struct mrc_wr_rec {
+	__u64	wr_id;
+	__u32	last_psn;	/* completed once snd_una is past this */
+	__u32	flags;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 16);
+
+/*
+ * Requester state of one QP, in a BPF_F_MMAPABLE array. libmrc writes
+ * snd_nxt and the WR ring tail; XDP advances snd_una, sack_max, loss_mark
+ * and wr_head with atomic compare-and-swap, because SACKs of one QP can be
+ * processed on several CPUs at once.
+ */
+struct mrc_tx_state {
+	__u32	snd_una;	/* oldest PSN not cumulatively acked */
+	__u32	snd_nxt;	/* next new PSN (libmrc) */
+	__u32	sack_max;	/* one past the highest selectively acked PSN */
+	__u32	loss_mark;	/* holes below this were already reported */
+	__u32	wr_head;	/* next WR record to complete (XDP) */
+	__u32	wr_tail;	/* next free WR record (libmrc) */
+	__u32	state;		/* enum mrc_qp_state_code; XDP sets ERROR */
+	__u32	generation;
+	__u64	sacked[MRC_BITMAP_WORDS];	/* ring of SACKed PSNs */
+	struct mrc_wr_rec wr[MRC_WR_RING];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_tx_state, 32 + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+
+/* Records XDP writes to a context's event ring. */
+enum mrc_event_type {
+	MRC_EVT_COMPLETION	= 1,	/* a WRITE is acknowledged */
+	MRC_EVT_LOSS		= 2,	/* resend psn (SACK hole or NACK) */
+	MRC_EVT_QP_FATAL	= 3,	/* the peer refused: QP to ERROR */
+	MRC_EVT_ACK		= 4,	/* snd_una moved: window opened */
+};
+
+struct mrc_event {
+	__u32	type;		/* enum mrc_event_type */
+	__u32	qpn;		/* local QP */
+	__u64	wr_id;		/* COMPLETION */
+	__u32	psn;		/* LOSS/FATAL: the PSN; ACK: new snd_una */
+	__u32	ev;		/* LOSS: EV the loss was reported on */
+	__u32	reason;		/* LOSS/FATAL: enum mrc_nack_reason, 0 = SACK hole */
+	__u32	pad;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_event, 32);
+
+/* Why the XDP program dropped a packet: index of mrc_drop_stats. */
+enum mrc_drop_reason {
+	MRC_DROP_NONE = 0,
+	MRC_DROP_MALFORMED,	/* too short, bad lengths, IP options... */
+	MRC_DROP_BAD_OPCODE,
+	MRC_DROP_UNKNOWN_QP,
+	MRC_DROP_QP_NOT_READY,	/* QP not in RTR/RTS */
+	MRC_DROP_BAD_SOURCE,	/* not one of the peer's addresses */
+	MRC_DROP_OUT_OF_WINDOW,
+	MRC_DROP_DUPLICATE,
+	MRC_DROP_BAD_ACK,	/* SACK/NACK acking PSNs never sent */
+	MRC_DROP_STALE_ACK,	/* SACK older than what is already acked */
+	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
+	MRC_DROP_REASONS,
+};
+
+/*
+ * Drops of the XDP program by reason, one named field per enum
+ * mrc_drop_reason (same order), in a single-entry per-CPU array so
+ * `bpftool map dump` prints names.
+ */
+struct mrc_drop_stats {
+	__u64	none;
+	__u64	malformed;
+	__u64	bad_opcode;
+	__u64	unknown_qp;
+	__u64	qp_not_ready;
+	__u64	bad_source;
+	__u64	out_of_window;
+	__u64	duplicate;
+	__u64	bad_ack;
+	__u64	stale_ack;
+	__u64	ring_full;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
+
+/* A plane interface mrcd serves (array indexed by plane - 1). */
+struct mrc_plane {
+	__u32	ifindex;	/* 0 = unused */
+	__u32	flags;
+	char	name[16];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_plane, 24);
+#define MRC_MAX_PLANES_ABI	8
+
+/* Per-QP counters, in a per-CPU array indexed by slot. Append-only. */
+struct mrc_qp_stats {
+	__u64	rx_data;	/* DATA passed to the owner */
+	__u64	rx_data_bytes;
+	__u64	rx_dup;
+	__u64	rx_oow;		/* out of window */
+	__u64	rx_bad;		/* other validation drops */
+	__u64	rx_sack;
+	__u64	rx_nack;
+	__u64	losses;		/* loss reports emitted */
+	__u64	completions;	/* completions emitted */
+	__u64	tx_stamped;	/* packets TC gave an EV */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 80);
+
+/* Global settings of the fast path (single-entry array). */
+struct mrc_global_cfg {
+	__u16	udp_port;	/* host order; 0 = MRC_UDP_PORT_DEFAULT */
+	__u16	pad;
+	__u32	flags;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_global_cfg, 8);
+
+/* 24-bit PSN on the wire -> 32-bit PSN nearest to `ref`. */
+static inline __u32 mrc_psn_extend(__u32 ref, __u32 psn24)
+{
+	__s32 delta = (__s32)((psn24 - ref) << 8) >> 8;
+
+	return ref + (__u32)delta;
+}
+
+static inline int mrc_psn_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The lab fabric (tools/mrc-lab, bpf/lab_fabric.bpf.c)                   */
 /* ---------------------------------------------------------------------- */
 

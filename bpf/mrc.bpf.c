@@ -1,0 +1,817 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The MRC fast path.
+ *
+ * mrc_xdp_rx (XDP, every plane interface, ingress):
+ *   DATA   validate (opcode, lengths, QP, peer address, window, duplicate),
+ *          then steer to the owning process's UDP socket by rewriting the
+ *          destination port; everything bad is dropped and counted before
+ *          it costs a socket wake-up.
+ *   SACK   consumed here: advance the cumulative ack, record selective
+ *          acks, report holes as losses and emit completions of WRITEs
+ *          into the owning context's event ring.
+ *   NACK   consumed here: loss report (resend) or fatal QP error.
+ *   PROBE  steered to the owner like DATA (it answers with a SACK).
+ *
+ * mrc_tc_tx (TC, every plane interface, egress): the per-packet path
+ *   choice. Gives each outgoing DATA packet of a QP the next entropy value
+ *   of the QP's rotation (UDP source port, IPv6 flow label).
+ *
+ * State lives in maps shared with libmrc (include/mrc/abi.h). The rx/tx
+ * state arrays are mmapped by libmrc, so updates that can race between
+ * CPUs use atomic operations rather than locks.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+#include "parsing.h"
+
+#define PIN	__uint(pinning, LIBBPF_PIN_BY_NAME)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_global_cfg);
+	PIN;
+} mrc_cfg SEC(".maps");
+
+/* Which process owns a QP number / an event ring (libmrc claims them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_qp_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_CTX);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_ctx_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_PLANES_ABI);
+	__type(key, __u32);
+	__type(value, struct mrc_plane);
+	PIN;
+} mrc_planes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_info);
+	PIN;
+} mrc_qps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_QPS * MRC_MAX_PEER_ADDRS);
+	__type(key, struct mrc_peer_key);
+	__type(value, __u32);
+	PIN;
+} mrc_peers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_evs);
+	PIN;
+} mrc_qp_evs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_rx_state);
+	PIN;
+} mrc_rx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_tx_state);
+	PIN;
+} mrc_tx SEC(".maps");
+
+struct mrc_event_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MRC_CTX_RING_BYTES);
+};
+
+/* One event ring per context, so each process reads only its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MRC_MAX_CTX);
+	__type(key, __u32);
+	PIN;
+	__array(values, struct mrc_event_ring);
+} mrc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_stats);
+	PIN;
+} mrc_qp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_drop_stats);
+	PIN;
+} mrc_drops SEC(".maps");
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static __always_inline __u16 mrc_port(void)
+{
+	__u32 zero = 0;
+	struct mrc_global_cfg *cfg = bpf_map_lookup_elem(&mrc_cfg, &zero);
+
+	if (cfg && cfg->udp_port)
+		return cfg->udp_port;
+	return MRC_UDP_PORT_DEFAULT;
+}
+
+static __always_inline int count_drop(enum mrc_drop_reason reason)
+{
+	__u32 zero = 0;
+	__u64 *stats = bpf_map_lookup_elem(&mrc_drops, &zero);
+
+	if (stats && reason < MRC_DROP_REASONS)
+		stats[reason & 15]++;
+	return XDP_DROP;
+}
+
+static __always_inline struct mrc_qp_stats *qp_stats(__u32 slot)
+{
+	return bpf_map_lookup_elem(&mrc_qp_stats, &slot);
+}
+
+/* The QP a packet names, or NULL (counted) when it is not ours. */
+static __always_inline struct mrc_qp_info *lookup_qp(__u32 qpn, __u32 *slot)
+{
+	struct mrc_qp_info *info;
+
+	if (qpn == 0 || qpn > MRC_MAX_QPS)
+		return NULL;
+	*slot = qpn - 1;
+	info = bpf_map_lookup_elem(&mrc_qps, slot);
+	if (!info || info->state == MRC_QPS_RESET)
+		return NULL;
+	return info;
+}
+
+/*
+ * The packet's source as IPv6 or IPv4-mapped IPv6, as peers are stored.
+ * parse_l3() takes no VLAN tags, so the IP header is right after Ethernet.
+ */
+static __always_inline int packet_source(void *data, void *end,
+					 const struct l4_info *l4, __u32 src[4])
+{
+	if (l4->l3_proto == ETH_P_IP) {
+		struct iphdr *ip = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		src[0] = 0;
+		src[1] = 0;
+		src[2] = bpf_htonl(0x0000ffff);
+		src[3] = ip->saddr;
+	} else {
+		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		__builtin_memcpy(src, &ip6->saddr, 16);
+	}
+	return 0;
+}
+
+static __always_inline int is_peer_address(const struct mrc_qp_info *info,
+					   const __u32 src[4])
+{
+	__u32 n = info->n_peer_addrs;
+
+	for (__u32 i = 0; i < MRC_MAX_PEER_ADDRS; i++) {
+		const __u32 *a = (const __u32 *)info->peer_addrs[i];
+
+		if (i >= n)
+			break;
+		if (a[0] == src[0] && a[1] == src[1] && a[2] == src[2] &&
+		    a[3] == src[3])
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Point the packet at the owner's socket. The checksum is updated
+ * incrementally (RFC 1624); an IPv4 checksum of 0 means "none" and stays.
+ */
+static __always_inline void steer_to_owner(struct udphdr *udp, __u16 port)
+{
+	__u16 new_port = bpf_htons(port);
+	__u16 old_port = udp->dest;
+	__u32 sum;
+
+	if (old_port == new_port)
+		return;
+	udp->dest = new_port;
+	if (!udp->check)
+		return;
+	sum = (__u16)~udp->check;
+	sum += (__u16)~old_port;
+	sum += new_port;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	udp->check = (__u16)~sum ? (__u16)~sum : 0xffff;
+}
+
+static __always_inline void emit_event(const struct mrc_qp_info *info,
+				       struct mrc_event *evt)
+{
+	__u32 ctx = info->ctx;
+	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
+
+	if (!ring || bpf_ringbuf_output(ring, evt, sizeof(*evt), 0))
+		count_drop(MRC_DROP_RING_FULL);
+}
+
+static __always_inline int bitmap_test(const __u64 *bitmap, __u32 psn)
+{
+	__u32 idx = psn % MRC_WINDOW_MAX;
+
+	return (bitmap[(idx / 64) & (MRC_BITMAP_WORDS - 1)] >> (idx % 64)) & 1;
+}
+
+/* Position of the highest set bit, 1-based (0 for 0): BPF has no clz. */
+static __always_inline __u32 fls64(__u64 x)
+{
+	__u32 n = 0;
+
+	if (x >> 32) { n += 32; x >>= 32; }
+	if (x >> 16) { n += 16; x >>= 16; }
+	if (x >> 8)  { n += 8;  x >>= 8; }
+	if (x >> 4)  { n += 4;  x >>= 4; }
+	if (x >> 2)  { n += 2;  x >>= 2; }
+	if (x >> 1)  { n += 1;  x >>= 1; }
+	return n + (__u32)x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* DATA and PROBE: validate, then hand to the owner                         */
+/* ------------------------------------------------------------------------ */
+
+struct mrc_pkt {
+	void *data;
+	void *end;
+	struct l4_info l4;
+	struct udphdr *udp;
+	struct mrc_bth *bth;
+	__u32 payload_len;	/* UDP payload, MRC headers included */
+	__u32 qpn;
+	__u32 psn;		/* 24 bits */
+	__u8 opcode;
+	__u8 flags;
+};
+
+/* Header lengths add up, the payload fits the message: 0 or a reason. */
+static __always_inline int check_data_lengths(struct mrc_pkt *p)
+{
+	__u32 hdr_len = mrc_data_header_len(p->opcode, p->flags);
+	struct mrc_reth *reth;
+	__u32 reth_off = sizeof(struct mrc_bth) + sizeof(struct mrc_meth);
+	__u32 data_len, msg_len;
+
+	if (p->payload_len < hdr_len)
+		return MRC_DROP_MALFORMED;
+	if (p->flags & MRC_BTH_F_TS)
+		reth_off += sizeof(struct mrc_tseth);
+	reth = (void *)p->bth + reth_off;
+	if ((void *)(reth + 1) > p->end)
+		return MRC_DROP_MALFORMED;
+	data_len = p->payload_len - hdr_len;
+	msg_len = bpf_ntohl(reth->length);
+	/* A packet never carries more than its whole message. */
+	if (data_len > msg_len)
+		return MRC_DROP_MALFORMED;
+	return MRC_DROP_NONE;
+}
+
+/*
+ * Responder window: PSNs in (cack, cack + mpr) that are not placed yet
+ * go up; older ones and placed ones are duplicates (libmrc still owes the
+ * sender a SACK for them), newer ones are out of the window.
+ */
+static __always_inline int check_window(struct mrc_rx_state *rx, __u32 psn24)
+{
+	__u32 cack = READ_ONCE(rx->cack);
+	__u32 mpr = READ_ONCE(rx->mpr);
+	__u32 psn = mrc_psn_extend(cack, psn24);
+
+	if (!mrc_psn_before(cack, psn) || bitmap_test(rx->placed, psn)) {
+		WRITE_ONCE(rx->sack_pending, 1);
+		return MRC_DROP_DUPLICATE;
+	}
+	if (psn - cack >= mpr || mpr > MRC_WINDOW_MAX) {
+		WRITE_ONCE(rx->sack_pending, 1);
+		return MRC_DROP_OUT_OF_WINDOW;
+	}
+	return MRC_DROP_NONE;
+}
+
+static __always_inline int count_qp_drop(__u32 slot, int reason)
+{
+	struct mrc_qp_stats *st = qp_stats(slot);
+
+	if (st) {
+		if (reason == MRC_DROP_DUPLICATE)
+			st->rx_dup++;
+		else if (reason == MRC_DROP_OUT_OF_WINDOW)
+			st->rx_oow++;
+		else
+			st->rx_bad++;
+	}
+	return count_drop(reason);
+}
+
+static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
+{
+	struct mrc_qp_info *info;
+	struct mrc_rx_state *rx;
+	struct mrc_qp_stats *st;
+	__u32 slot = 0, src[4];
+	int reason;
+
+	info = lookup_qp(p->qpn, &slot);
+	if (!info)
+		return count_drop(MRC_DROP_UNKNOWN_QP);
+	if (info->state != MRC_QPS_RTR && info->state != MRC_QPS_RTS)
+		return count_qp_drop(slot, MRC_DROP_QP_NOT_READY);
+	if (packet_source(p->data, p->end, &p->l4, src) ||
+	    !is_peer_address(info, src))
+		return count_qp_drop(slot, MRC_DROP_BAD_SOURCE);
+
+	if (!is_probe) {
+		reason = check_data_lengths(p);
+		if (reason)
+			return count_qp_drop(slot, reason);
+		rx = bpf_map_lookup_elem(&mrc_rx, &slot);
+		if (!rx)
+			return count_qp_drop(slot, MRC_DROP_UNKNOWN_QP);
+		reason = check_window(rx, p->psn);
+		if (reason)
+			return count_qp_drop(slot, reason);
+	}
+
+	st = qp_stats(slot);
+	if (st) {
+		st->rx_data++;
+		st->rx_data_bytes += p->payload_len;
+	}
+	steer_to_owner(p->udp, info->sock_port);
+	return XDP_PASS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SACK and NACK: the requester side, entirely here                         */
+/* ------------------------------------------------------------------------ */
+
+/* Raise *word to `val` unless another CPU already raised it further. */
+static __always_inline int advance_u32(__u32 *word, __u32 val)
+{
+	__u32 old = READ_ONCE(*word);
+
+	for (int i = 0; i < 8; i++) {
+		__u32 prev;
+
+		if (!mrc_psn_before(old, val))
+			return 0;
+		prev = __sync_val_compare_and_swap(word, old, val);
+		if (prev == old)
+			return 1;
+		old = prev;
+	}
+	return 0;
+}
+
+/*
+ * Apply a cumulative ack. Returns 0, or a drop reason when the ack names
+ * PSNs we never sent.
+ */
+static __always_inline int ack_cumulative(struct mrc_tx_state *tx,
+					  __u32 cack24, __u32 *una_out)
+{
+	__u32 una = READ_ONCE(tx->snd_una);
+	__u32 nxt = READ_ONCE(tx->snd_nxt);
+	__u32 new_una = mrc_psn_extend(una - 1, cack24 & MRC_PSN_MASK) + 1;
+
+	if (mrc_psn_before(nxt, new_una))
+		return MRC_DROP_BAD_ACK;
+	advance_u32(&tx->snd_una, new_una);
+	*una_out = READ_ONCE(tx->snd_una);
+	return 0;
+}
+
+/*
+ * Record the selective acks of bitmap (bit i = PSN base + i). Bits below
+ * snd_una and at or above snd_nxt are ignored: the ring slots of old PSNs
+ * belong to future ones. Returns one past the highest PSN recorded, or
+ * `base` when none.
+ */
+static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
+					  __u64 bits, __u32 una)
+{
+	__u32 nxt = READ_ONCE(tx->snd_nxt);
+	__u32 idx, word, shift;
+
+	if (mrc_psn_before(base, una)) {
+		__u32 skip = una - base;
+
+		bits = skip >= 64 ? 0 : bits & ~((1ULL << skip) - 1);
+	}
+	if (!mrc_psn_before(base, nxt))
+		return base;
+	if (nxt - base < 64)
+		bits &= (1ULL << (nxt - base)) - 1;
+	if (!bits)
+		return base;
+
+	idx = base % MRC_WINDOW_MAX;
+	word = idx / 64;
+	shift = idx % 64;
+	__sync_fetch_and_or(&tx->sacked[word & (MRC_BITMAP_WORDS - 1)],
+			    bits << shift);
+	if (shift)
+		__sync_fetch_and_or(&tx->sacked[(word + 1) & (MRC_BITMAP_WORDS - 1)],
+				    bits >> (64 - shift));
+	return base + fls64(bits);
+}
+
+/*
+ * Holes below the highest selective ack, by more than DUPTHRESH packets,
+ * are lost. loss_mark remembers how far we reported, so each hole is
+ * reported once (a timeout in libmrc rewinds it). The range is claimed
+ * with a compare-and-swap so two CPUs never report the same PSN.
+ */
+static __always_inline void report_losses(struct mrc_tx_state *tx,
+					  const struct mrc_qp_info *info,
+					  __u32 qpn, __u32 una, __u32 ev)
+{
+	__u32 sack_max = READ_ONCE(tx->sack_max);
+	__u32 mark = READ_ONCE(tx->loss_mark);
+	__u32 from, to, limit = sack_max - MRC_DUPTHRESH;
+	struct mrc_event evt = { .type = MRC_EVT_LOSS, .qpn = qpn, .ev = ev };
+	struct mrc_qp_stats *st;
+
+	from = mrc_psn_before(mark, una) ? una : mark;
+	if (!mrc_psn_before(from, limit))
+		return;
+	to = limit - from > MRC_LOSS_BURST ? from + MRC_LOSS_BURST : limit;
+	if (__sync_val_compare_and_swap(&tx->loss_mark, mark, to) != mark)
+		return;		/* another CPU reports this range */
+
+	st = qp_stats(qpn - 1);
+	for (__u32 i = 0; i < MRC_LOSS_BURST; i++) {
+		__u32 psn = from + i;
+
+		if (psn == to)
+			break;
+		if (bitmap_test(tx->sacked, psn))
+			continue;
+		evt.psn = psn;
+		emit_event(info, &evt);
+		if (st)
+			st->losses++;
+	}
+}
+
+/* Complete, in order, every posted WRITE whose last PSN is acked. */
+static __always_inline void emit_completions(struct mrc_tx_state *tx,
+					     const struct mrc_qp_info *info,
+					     __u32 qpn, __u32 una)
+{
+	struct mrc_event evt = { .type = MRC_EVT_COMPLETION, .qpn = qpn };
+	struct mrc_qp_stats *st = qp_stats(qpn - 1);
+
+	for (int i = 0; i < MRC_COMPL_BURST; i++) {
+		__u32 head = READ_ONCE(tx->wr_head);
+		__u32 tail = READ_ONCE(tx->wr_tail);
+		struct mrc_wr_rec *rec;
+
+		if (head == tail)
+			break;
+		rec = &tx->wr[head % MRC_WR_RING];
+		if (!mrc_psn_before(rec->last_psn, una))
+			break;
+		evt.wr_id = rec->wr_id;
+		evt.psn = rec->last_psn;
+		if (__sync_val_compare_and_swap(&tx->wr_head, head, head + 1) != head)
+			continue;	/* another CPU took it; look again */
+		emit_event(info, &evt);
+		if (st)
+			st->completions++;
+	}
+}
+
+/* Common checks of SACK and NACK: our QP, sending, from the peer. */
+static __always_inline struct mrc_tx_state *
+ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
+{
+	struct mrc_qp_info *info;
+	__u32 slot = 0, src[4];
+
+	info = lookup_qp(p->qpn, &slot);
+	if (!info) {
+		*reason = MRC_DROP_UNKNOWN_QP;
+		return NULL;
+	}
+	if (info->state != MRC_QPS_RTS && info->state != MRC_QPS_ERROR) {
+		*reason = MRC_DROP_QP_NOT_READY;
+		return NULL;
+	}
+	if (packet_source(p->data, p->end, &p->l4, src) ||
+	    !is_peer_address(info, src)) {
+		*reason = MRC_DROP_BAD_SOURCE;
+		return NULL;
+	}
+	*info_out = info;
+	return bpf_map_lookup_elem(&mrc_tx, &slot);
+}
+
+static __always_inline int handle_sack(struct mrc_pkt *p)
+{
+	struct mrc_sackh *sh = (void *)(p->bth + 1);
+	struct mrc_qp_info *info = NULL;
+	struct mrc_tx_state *tx;
+	struct mrc_qp_stats *st;
+	__u32 una = 0, base, top;
+	int reason = MRC_DROP_UNKNOWN_QP;
+	__u64 bits;
+
+	if ((void *)(sh + 1) > p->end ||
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*sh))
+		return count_drop(MRC_DROP_MALFORMED);
+	tx = ack_target(p, &info, &reason);
+	if (!tx || !info)
+		return p->qpn && p->qpn <= MRC_MAX_QPS ?
+			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
+
+	reason = ack_cumulative(tx, bpf_ntohl(sh->cack), &una);
+	if (reason)
+		return count_qp_drop(p->qpn - 1, reason);
+
+	bits = (__u64)bpf_ntohl(sh->bitmap_hi) << 32 | bpf_ntohl(sh->bitmap_lo);
+	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
+	       bpf_ntohs(sh->bitmap_off);
+	top = record_sacks(tx, base, bits, una);
+	advance_u32(&tx->sack_max, top);
+
+	st = qp_stats(p->qpn - 1);
+	if (st)
+		st->rx_sack++;
+	report_losses(tx, info, p->qpn, una, bpf_ntohl(sh->ev));
+	emit_completions(tx, info, p->qpn, una);
+	return XDP_DROP;	/* consumed */
+}
+
+static __always_inline int nack_is_fatal(__u8 reason)
+{
+	return reason == MRC_NACK_REMOTE_ACCESS || reason == MRC_NACK_UNEXP_EVENT;
+}
+
+static __always_inline int handle_nack(struct mrc_pkt *p)
+{
+	struct mrc_nackh *nh = (void *)(p->bth + 1);
+	struct mrc_qp_info *info = NULL;
+	struct mrc_tx_state *tx;
+	struct mrc_qp_stats *st;
+	struct mrc_event evt = {};
+	__u32 una = 0, psn;
+	int reason = MRC_DROP_UNKNOWN_QP;
+
+	if ((void *)(nh + 1) > p->end ||
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*nh))
+		return count_drop(MRC_DROP_MALFORMED);
+	tx = ack_target(p, &info, &reason);
+	if (!tx || !info)
+		return p->qpn && p->qpn <= MRC_MAX_QPS ?
+			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
+
+	reason = ack_cumulative(tx, bpf_ntohl(nh->cack), &una);
+	if (reason)
+		return count_qp_drop(p->qpn - 1, reason);
+	psn = mrc_psn_extend(una, p->psn);
+	if (!nack_is_fatal(nh->reason) && mrc_psn_before(psn, una))
+		return count_qp_drop(p->qpn - 1, MRC_DROP_STALE_ACK);
+
+	st = qp_stats(p->qpn - 1);
+	if (st)
+		st->rx_nack++;
+	evt.qpn = p->qpn;
+	evt.psn = psn;
+	evt.ev = bpf_ntohl(nh->ev);
+	evt.reason = nh->reason;
+	if (nack_is_fatal(nh->reason)) {
+		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
+		evt.type = MRC_EVT_QP_FATAL;
+	} else {
+		evt.type = MRC_EVT_LOSS;
+		if (st)
+			st->losses++;
+	}
+	emit_event(info, &evt);
+	emit_completions(tx, info, p->qpn, una);
+	return XDP_DROP;	/* consumed */
+}
+
+/* ------------------------------------------------------------------------ */
+/* entry points                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Parse up to the BTH; 1 = an MRC packet, 0 = not ours, <0 = drop reason. */
+static __always_inline int parse_mrc(struct mrc_pkt *p)
+{
+	struct cursor c = { .pos = p->data, .end = p->end };
+	__u32 udp_len;
+
+	if (parse_l3(&c, p->data, &p->l4) || !p->l4.is_udp)
+		return 0;
+	p->udp = cursor_take(&c, sizeof(*p->udp));
+	if (!p->udp || p->udp->dest != bpf_htons(mrc_port()))
+		return 0;
+	udp_len = bpf_ntohs(p->udp->len);
+	if (udp_len < sizeof(struct udphdr) ||
+	    (void *)p->udp + udp_len > p->end)
+		return -MRC_DROP_MALFORMED;
+	p->payload_len = udp_len - sizeof(struct udphdr);
+	p->bth = cursor_take(&c, sizeof(*p->bth));
+	if (!p->bth || p->payload_len < sizeof(struct mrc_bth))
+		return -MRC_DROP_MALFORMED;
+	p->opcode = p->bth->opcode;
+	p->qpn = bpf_ntohl(p->bth->dqpn) & MRC_QPN_MASK;
+	p->psn = bpf_ntohl(p->bth->psn) & MRC_PSN_MASK;
+	p->flags = bpf_ntohl(p->bth->psn) >> 24;
+	return 1;
+}
+
+SEC("xdp")
+int mrc_xdp_rx(struct xdp_md *ctx)
+{
+	struct mrc_pkt p = {
+		.data = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	int ret = parse_mrc(&p);
+
+	if (ret == 0)
+		return XDP_PASS;
+	if (ret < 0)
+		return count_drop(-ret);
+
+	if (mrc_opcode_is_data(p.opcode))
+		return handle_data(&p, 0);
+	switch (p.opcode) {
+	case MRC_OP_SACK:
+		return handle_sack(&p);
+	case MRC_OP_NACK:
+		return handle_nack(&p);
+	case MRC_OP_PROBE:
+		return handle_data(&p, 1);
+	default:
+		return count_drop(MRC_DROP_BAD_OPCODE);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* TC egress: entropy value per packet                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The next EV of the QP's rotation that may carry data. GOOD EVs are
+ * used; an EV in SKIP loses this turn and goes back to GOOD.
+ */
+static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, __u32 *ev)
+{
+	for (int i = 0; i < 8; i++) {
+		__u32 idx = __sync_fetch_and_add(&evs->next, 1) % n;
+		struct mrc_ev_entry *e;
+
+		/* Keep the mask: the verifier cannot follow the modulo. */
+		asm volatile("" : "+r"(idx));
+		e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+
+		if (e->state == MRC_EV_GOOD) {
+			*ev = e->ev;
+			return 0;
+		}
+		if (e->state == MRC_EV_SKIP)
+			e->state = MRC_EV_GOOD;
+	}
+	return -1;
+}
+
+static __always_inline int stamp_ev(struct __sk_buff *skb,
+				    const struct l4_info *l4, __u32 ev,
+				    __u8 format)
+{
+	__u32 port_off = l4->l4_off + offsetof(struct udphdr, source);
+	__u32 csum_off = l4->l4_off + offsetof(struct udphdr, check);
+	__u16 old_port, new_port = bpf_htons((__u16)ev);
+
+	if (bpf_skb_load_bytes(skb, port_off, &old_port, 2))
+		return -1;
+	if (old_port != new_port) {
+		if (bpf_l4_csum_replace(skb, csum_off, old_port, new_port,
+					BPF_F_MARK_MANGLED_0 | 2))
+			return -1;
+		if (bpf_skb_store_bytes(skb, port_off, &new_port, 2, 0))
+			return -1;
+	}
+	if (format == MRC_EVF_STEV && l4->l3_proto == ETH_P_IPV6) {
+		/* High 16 EV bits in the low 16 bits of the flow label. */
+		__u8 fl[2] = { (__u8)(ev >> 24), (__u8)(ev >> 16) };
+
+		if (bpf_skb_store_bytes(skb, l4->l3_off + 2, fl, 2, 0))
+			return -1;
+	}
+	/* The stack hashed the old port: make ECMP look at the new one. */
+	bpf_set_hash_invalid(skb);
+	return 0;
+}
+
+SEC("tc")
+int mrc_tc_tx(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct cursor c = { .pos = data, .end = end };
+	struct mrc_peer_key key = {};
+	struct mrc_qp_info *info;
+	struct mrc_qp_evs *evs;
+	struct mrc_qp_stats *st;
+	struct l4_info l4 = {};
+	struct udphdr *udp;
+	struct mrc_bth *bth;
+	__u32 *qpn, slot, ev;
+
+	if (parse_l3(&c, data, &l4) || !l4.is_udp)
+		return TC_ACT_OK;
+	udp = cursor_take(&c, sizeof(*udp));
+	bth = cursor_take(&c, sizeof(*bth));
+	if (!udp || !bth || udp->dest != bpf_htons(mrc_port()))
+		return TC_ACT_OK;
+	if (!mrc_opcode_is_data(bth->opcode))
+		return TC_ACT_OK;
+
+	key.remote_qpn = bpf_ntohl(bth->dqpn) & MRC_QPN_MASK;
+	if (l4.l3_proto == ETH_P_IP) {
+		struct iphdr *ip = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip + 1) > end)
+			return TC_ACT_OK;
+		key.addr[10] = 0xff;
+		key.addr[11] = 0xff;
+		__builtin_memcpy(&key.addr[12], &ip->daddr, 4);
+	} else {
+		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip6 + 1) > end)
+			return TC_ACT_OK;
+		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	}
+	qpn = bpf_map_lookup_elem(&mrc_peers, &key);
+	if (!qpn || *qpn == 0 || *qpn > MRC_MAX_QPS)
+		return TC_ACT_OK;
+	slot = *qpn - 1;
+	info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	if (!info || !evs || info->n_evs == 0 || info->n_evs > MRC_MAX_EVS)
+		return TC_ACT_OK;
+	if (next_ev(evs, info->n_evs, &ev))
+		return TC_ACT_OK;	/* no usable EV: leave the socket's */
+	if (stamp_ev(skb, &l4, ev, info->ev_format))
+		return TC_ACT_OK;
+	st = qp_stats(slot);
+	if (st)
+		st->tx_stamped++;
+	return TC_ACT_OK;
+}
+
+char LICENSE[] SEC("license") = "GPL";

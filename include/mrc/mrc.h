@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * libmrc: the application interface of MRC-XDP.
+ *
+ * Verbs-like and deliberately small: a context, memory regions, completion
+ * queues and reliable-connection QPs that do RDMA WRITE and WRITE with
+ * immediate. The concepts follow MRC (QP states, MPR window, ACK timeout,
+ * linear + exponential retries, WRITE-IMM limits, EV and CC profiles); the
+ * names and layouts are our own.
+ *
+ * Conventions
+ *  - Functions returning int return 0 on success or a negative errno (and
+ *    also set errno). Functions returning a pointer return NULL and set
+ *    errno. No function crashes on NULL or out-of-range arguments: it
+ *    returns -EINVAL.
+ *  - Progress is driven by the caller: mrc_poll_cq() sends queued packets,
+ *    places received data, answers with SACKs and runs retransmission
+ *    timers for every QP of the context. An application that waits must
+ *    keep polling (as with a busy-polling verbs provider).
+ *  - A context is not thread-safe: use one per thread.
+ *  - mrcd must be running on the host: libmrc finds the fast path's maps
+ *    pinned under /sys/fs/bpf/mrc/.
+ */
+#ifndef MRC_MRC_H
+#define MRC_MRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mrc_context;
+struct mrc_mr;
+struct mrc_cq;
+struct mrc_qp;
+
+#define MRC_DEFAULT_PIN_DIR	"/sys/fs/bpf/mrc"
+#define MRC_MAX_PLANES		8
+
+/* ---- context ----------------------------------------------------------- */
+
+struct mrc_context_attr {
+	const char *pin_dir;	/* NULL = MRC_DEFAULT_PIN_DIR */
+	uint16_t udp_port;	/* peers' MRC port; 0 = 4791 */
+};
+
+struct mrc_context *mrc_open(const struct mrc_context_attr *attr);
+int mrc_close(struct mrc_context *ctx);
+
+/*
+ * The addresses of the planes mrcd serves on this host, IPv4 and IPv6,
+ * `family` AF_INET, AF_INET6 or AF_UNSPEC. Returns how many were stored.
+ */
+int mrc_local_addrs(struct mrc_context *ctx, int family,
+		    struct sockaddr_storage *out, int max);
+
+/* ---- memory regions ---------------------------------------------------- */
+
+enum mrc_access_flags {
+	MRC_ACCESS_LOCAL_WRITE	= 1 << 0,
+	MRC_ACCESS_REMOTE_WRITE	= 1 << 1,	/* peers may WRITE into it */
+};
+
+struct mrc_mr *mrc_reg_mr(struct mrc_context *ctx, void *addr, size_t length,
+			  unsigned int access);
+int mrc_dereg_mr(struct mrc_mr *mr);
+uint32_t mrc_mr_lkey(const struct mrc_mr *mr);
+uint32_t mrc_mr_rkey(const struct mrc_mr *mr);
+
+/* ---- completion queues ------------------------------------------------- */
+
+enum mrc_wc_status {
+	MRC_WC_SUCCESS		= 0,
+	MRC_WC_RETRY_EXC_ERR	= 1,	/* the peer stopped answering */
+	MRC_WC_REM_ACCESS_ERR	= 2,	/* the peer refused the key or range */
+	MRC_WC_WR_FLUSH_ERR	= 3,	/* the QP went to ERROR first */
+	MRC_WC_REM_OP_ERR	= 4,	/* the peer's QP is in error */
+	MRC_WC_LOC_PROT_ERR	= 5,	/* bad local key or range */
+};
+
+enum mrc_wc_opcode {
+	MRC_WC_WRITE		= 0,	/* a WRITE or WRITE-IMM we sent */
+	MRC_WC_RECV_WRITE_IMM	= 1,	/* a peer's WRITE-IMM arrived */
+};
+
+struct mrc_wc {
+	uint64_t wr_id;
+	enum mrc_wc_status status;
+	enum mrc_wc_opcode opcode;
+	uint32_t qp_num;
+	uint32_t byte_len;	/* RECV_WRITE_IMM: message length */
+	uint32_t imm_data;	/* RECV_WRITE_IMM: the immediate, host order */
+};
+
+struct mrc_cq *mrc_create_cq(struct mrc_context *ctx, int depth);
+int mrc_destroy_cq(struct mrc_cq *cq);
+/* Up to `n` completions; returns how many (0 if none) or -errno. */
+int mrc_poll_cq(struct mrc_cq *cq, int n, struct mrc_wc *wc);
+const char *mrc_wc_status_str(enum mrc_wc_status status);
+
+/* ---- queue pairs ------------------------------------------------------- */
+
+/* Same values as enum mrc_qp_state_code in include/mrc/abi.h. */
+enum mrc_qp_state {
+	MRC_QP_RESET	= 0,
+	MRC_QP_INIT	= 1,
+	MRC_QP_RTR	= 2,
+	MRC_QP_RTS	= 3,
+	MRC_QP_ERROR	= 4,
+};
+
+struct mrc_qp_init_attr {
+	struct mrc_cq *send_cq;
+	struct mrc_cq *recv_cq;
+	uint32_t max_send_wr;	/* outstanding WRITEs, <= 512 */
+	uint32_t max_recv_wr;	/* posted receives for immediates */
+	uint32_t max_sge;	/* scatter-gather entries per WRITE, <= 16 */
+};
+
+struct mrc_qp_attr {
+	enum mrc_qp_state qp_state;
+	uint32_t path_mtu;		/* payload bytes per packet, 256..9000 */
+	uint32_t sq_psn;		/* first PSN we send (24 bits) */
+	uint32_t rq_psn;		/* first PSN we expect (24 bits) */
+	uint32_t dest_qpn;
+	uint8_t mpr_units;		/* window = mpr_units * 128 PSNs, 1..32 */
+	uint8_t timeout;		/* local ACK timeout 1.024 us * 2^timeout */
+	uint8_t retry_cnt;		/* retries at a fixed interval, 0..7 */
+	uint8_t exp_retry_cnt;		/* doubling retries, 0..25 (25 = forever) */
+	uint16_t max_wimm_out;		/* WRITE-IMMs in flight we send */
+	uint16_t max_wimm_in;		/* WRITE-IMMs in flight we accept */
+	uint16_t ev_profile_id;
+	uint16_t cc_profile_id;
+	uint8_t n_peer_addrs;		/* the peer's plane addresses */
+	struct sockaddr_storage peer_addrs[MRC_MAX_PLANES];
+};
+
+/* Which fields of struct mrc_qp_attr mrc_modify_qp() applies. */
+enum mrc_qp_attr_mask {
+	MRC_QP_ATTR_STATE	= 1 << 0,
+	MRC_QP_ATTR_PATH_MTU	= 1 << 1,
+	MRC_QP_ATTR_SQ_PSN	= 1 << 2,
+	MRC_QP_ATTR_RQ_PSN	= 1 << 3,
+	MRC_QP_ATTR_DEST_QPN	= 1 << 4,
+	MRC_QP_ATTR_MPR		= 1 << 5,
+	MRC_QP_ATTR_TIMEOUT	= 1 << 6,
+	MRC_QP_ATTR_RETRY	= 1 << 7,	/* retry_cnt and exp_retry_cnt */
+	MRC_QP_ATTR_WIMM	= 1 << 8,	/* max_wimm_out and max_wimm_in */
+	MRC_QP_ATTR_EV_PROFILE	= 1 << 9,
+	MRC_QP_ATTR_CC_PROFILE	= 1 << 10,
+	MRC_QP_ATTR_PEER_ADDRS	= 1 << 11,
+};
+
+struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
+			     const struct mrc_qp_init_attr *attr);
+int mrc_destroy_qp(struct mrc_qp *qp);
+/*
+ * Transitions as in verbs: RESET->INIT, INIT->RTR (needs DEST_QPN, RQ_PSN,
+ * PEER_ADDRS), RTR->RTS (needs SQ_PSN), any->ERROR, any->RESET.
+ * A forbidden transition or a missing attribute returns -EINVAL.
+ */
+int mrc_modify_qp(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask);
+int mrc_query_qp(struct mrc_qp *qp, struct mrc_qp_attr *attr);
+uint32_t mrc_qp_num(const struct mrc_qp *qp);
+
+/* ---- work requests ----------------------------------------------------- */
+
+struct mrc_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum mrc_wr_opcode {
+	MRC_WR_WRITE		= 0,
+	MRC_WR_WRITE_WITH_IMM	= 1,
+};
+
+struct mrc_send_wr {
+	uint64_t wr_id;
+	enum mrc_wr_opcode opcode;
+	const struct mrc_sge *sg_list;
+	int num_sge;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t imm_data;	/* host order */
+};
+
+/* Queue one WRITE. -EAGAIN when the send queue is full, -ENOTCONN unless RTS. */
+int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr);
+
+struct mrc_recv_wr {
+	uint64_t wr_id;
+};
+
+/* A receive is consumed by each WRITE-IMM that arrives. */
+int mrc_post_recv(struct mrc_qp *qp, const struct mrc_recv_wr *wr);
+
+/* ---- asynchronous events ----------------------------------------------- */
+
+enum mrc_async_event_type {
+	MRC_EVENT_QP_FATAL	= 1,	/* the QP went to ERROR (retries, peer) */
+	MRC_EVENT_QP_ACCESS_ERR	= 2,	/* a peer's WRITE was refused here */
+};
+
+struct mrc_async_event {
+	enum mrc_async_event_type type;
+	uint32_t qp_num;
+	struct mrc_qp *qp;
+	enum mrc_wc_status status;	/* why */
+};
+
+/* Next pending event: 0, or -EAGAIN when there is none. */
+int mrc_get_async_event(struct mrc_context *ctx, struct mrc_async_event *ev);
+
+/* ---- transport statistics of one QP ------------------------------------ */
+
+struct mrc_qp_counters {
+	uint64_t tx_packets, tx_bytes, tx_retransmits;
+	uint64_t timeouts, fast_retransmits;
+	uint64_t rx_packets, rx_bytes, rx_duplicates;
+	uint64_t sacks_sent, nacks_sent;
+};
+int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
+
+/* ---- out-of-band connection set-up over TCP ---------------------------- */
+
+/* What each side tells the other to connect one QP and one region. */
+struct mrc_conn_params {
+	uint32_t qpn;
+	uint32_t psn;		/* first PSN this side will send */
+	uint32_t rkey;		/* region the peer may write, 0 = none */
+	uint32_t path_mtu;
+	uint64_t vaddr;
+	uint64_t length;
+	uint8_t n_addrs;
+	struct sockaddr_storage addrs[MRC_MAX_PLANES];
+};
+
+/* Sends ours, receives theirs on a connected TCP socket. 0 or -errno. */
+int mrc_conn_exchange(int fd, const struct mrc_conn_params *local,
+		      struct mrc_conn_params *remote);
+/* A listening TCP socket on `port` (IPv6, also accepting IPv4). */
+int mrc_conn_listen(uint16_t port);
+/* A TCP connection to host:port (name or address). fd or -errno. */
+int mrc_conn_connect(const char *host, uint16_t port, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MRC_MRC_H */
