@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The responder: place each arriving packet where its RETH says, in any
+ * order, after checking key, rights and bounds; advance the cumulative ack
+ * over the placed bitmap (shared with XDP, which drops duplicates with
+ * it); deliver WRITE-IMM completions in PSN order once everything before
+ * them is placed; answer with SACKs and NACKs.
+ *
+ * XDP has already dropped what is malformed, unknown, out of window or
+ * duplicate. The checks repeat here because the socket is reachable
+ * without XDP (and placement must never trust a single gate).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "mrc_int.h"
+
+struct rx_pkt {
+	const uint8_t *buf;
+	uint32_t len;
+	const struct sockaddr_in6 *from;
+	uint8_t tos;
+	const struct mrc_bth *bth;
+	uint8_t opcode, flags;
+	uint32_t qpn, psn24;
+};
+
+struct rx_batch {
+	struct mmsghdr msgs[MRC_RX_BATCH];
+	struct iovec iov[MRC_RX_BATCH];
+	struct sockaddr_in6 from[MRC_RX_BATCH];
+	uint8_t cmsg[MRC_RX_BATCH][64];
+	uint8_t buf[MRC_RX_BATCH][MRC_MAX_PKT];
+};
+
+#define ECN_CE_BITS	0x3
+
+/* ---- control packets out ----------------------------------------------- */
+
+int mrc_send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
+		  const void *buf, size_t len)
+{
+	if (sendto(ctx->sock, buf, len, 0, (const struct sockaddr *)to,
+		   sizeof(*to)) < 0)
+		return -errno;
+	return 0;
+}
+
+static void fill_bth(struct mrc_bth *bth, uint8_t opcode, uint32_t dqpn,
+		     uint32_t psn)
+{
+	bth->opcode = opcode;
+	bth->flags0 = 0;
+	bth->pkey = htons(MRC_PKEY_DEFAULT);
+	bth->dqpn = htonl(dqpn & MRC_QPN_MASK);
+	bth->psn = htonl(psn & MRC_PSN_MASK);
+}
+
+/* The peer address to answer: where the trigger came from, if it is one. */
+static const struct sockaddr_in6 *reply_to(struct mrc_qp *qp)
+{
+	int i = qp->trigger.peer;
+
+	return &qp->peers[i >= 0 && i < qp->n_peers ? i : 0];
+}
+
+static uint64_t sack_bitmap(struct mrc_qp *qp, uint32_t base)
+{
+	uint64_t bits = 0;
+
+	for (uint32_t i = 0; i < 64; i++) {
+		uint32_t psn = base + i;
+
+		if (!mrc_psn_before(qp->rcv_cack, psn) ||
+		    !mrc_psn_before(psn, qp->rcv_highest + 1))
+			continue;
+		if (mrc_bit_test(qp->rx->placed, psn))
+			bits |= 1ULL << i;
+	}
+	return bits;
+}
+
+static void send_sack(struct mrc_qp *qp)
+{
+	struct {
+		struct mrc_bth bth;
+		struct mrc_sackh s;
+	} pkt;
+	uint32_t first = qp->rcv_cack + 1, off = 0;
+	uint64_t bits;
+
+	/* Let the bitmap end at the newest packet when holes are far back. */
+	if (mrc_psn_before(first, qp->rcv_highest) &&
+	    qp->rcv_highest - first >= 64)
+		off = qp->rcv_highest - first - 63;
+	if (off > 0xffff)
+		off = 0xffff;
+	bits = sack_bitmap(qp, first + off);
+
+	memset(&pkt, 0, sizeof(pkt));
+	fill_bth(&pkt.bth, MRC_OP_SACK, qp->attr.dest_qpn, qp->trigger.psn);
+	pkt.s.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
+	pkt.s.ev = htonl(qp->trigger.ev);
+	pkt.s.bitmap_off = htons((uint16_t)off);
+	pkt.s.m = qp->trigger.m;
+	pkt.s.bitmap_hi = htonl((uint32_t)(bits >> 32));
+	pkt.s.bitmap_lo = htonl((uint32_t)bits);
+	pkt.s.ts_echo = htons(qp->trigger.ts);
+	pkt.s.ooo_count = htons((uint16_t)qp->ooo_count);
+	pkt.s.rcv_bytes = htonl((uint32_t)(qp->rcv_bytes >> 8));
+	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+		qp->counters.sacks_sent++;
+	qp->sack_due = false;
+	qp->pkts_since_sack = 0;
+	qp->trigger.m = MRC_M_NONE;
+}
+
+static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
+		      uint8_t reason)
+{
+	struct {
+		struct mrc_bth bth;
+		struct mrc_nackh n;
+	} pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	fill_bth(&pkt.bth, MRC_OP_NACK, qp->attr.dest_qpn, p->psn24);
+	pkt.n.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
+	pkt.n.ev = htonl(ntohs(p->from->sin6_port));
+	pkt.n.reason = reason;
+	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+		qp->counters.nacks_sent++;
+}
+
+/* SACKs owed after a receive batch, or after XDP dropped a duplicate. */
+void mrc_rx_send_acks(struct mrc_qp *qp)
+{
+	if (qp->state != MRC_QP_RTR && qp->state != MRC_QP_RTS)
+		return;
+	if (__atomic_exchange_n(&qp->rx->sack_pending, 0, __ATOMIC_ACQ_REL))
+		qp->sack_due = true;
+	if (qp->sack_due)
+		send_sack(qp);
+}
+
+/* ---- placement --------------------------------------------------------- */
+
+static int peer_index(const struct mrc_qp *qp, const struct sockaddr_in6 *from)
+{
+	for (int i = 0; i < qp->n_peers; i++)
+		if (!memcmp(&qp->peers[i].sin6_addr, &from->sin6_addr, 16))
+			return i;
+	return -1;
+}
+
+/* Deliver WRITE-IMMs whose PSN the cumulative ack just passed, in order. */
+static void deliver_immediates(struct mrc_qp *qp, uint32_t from, uint32_t to)
+{
+	for (uint32_t psn = from; psn != to; psn++) {
+		struct mrc_wc wc = {
+			.status = MRC_WC_SUCCESS,
+			.opcode = MRC_WC_RECV_WRITE_IMM,
+			.qp_num = qp->qpn,
+		};
+		uint32_t i = mrc_bitmap_idx(psn);
+
+		if (!mrc_bit_test(qp->imm_pending, psn))
+			continue;
+		mrc_bit_clear(qp->imm_pending, psn);
+		wc.imm_data = qp->imm_val[i];
+		wc.byte_len = qp->imm_len[i];
+		wc.wr_id = qp->recv_wr[qp->recv_head++ & (qp->recv_cap - 1)];
+		qp->imm_reserved--;
+		mrc_cq_push(qp->init.recv_cq, &wc);
+	}
+}
+
+/* Move cack over the placed run above it; the bitmap slots become free. */
+static void advance_cack(struct mrc_qp *qp)
+{
+	uint32_t old = qp->rcv_cack, cack = old;
+
+	while (mrc_bit_test(qp->rx->placed, cack + 1)) {
+		mrc_bit_clear(qp->rx->placed, cack + 1);
+		cack++;
+	}
+	if (cack == old)
+		return;
+	qp->rcv_cack = cack;
+	__atomic_store_n(&qp->rx->cack, cack, __ATOMIC_RELEASE);
+	deliver_immediates(qp, old + 1, cack + 1);
+}
+
+/*
+ * Key, rights and bounds. The packet's own bytes must lie in the region;
+ * FIRST/ONLY and LAST packets also tell where the whole message lies, and
+ * that must fit too, so a bad message is refused as early as possible.
+ */
+static bool access_ok(struct mrc_qp *qp, const struct rx_pkt *p,
+		      const struct mrc_reth *reth, uint32_t plen)
+{
+	struct mrc_mr *mr = mrc_find_mr(qp->ctx, ntohl(reth->rkey));
+	uint64_t va = be64toh(reth->vaddr), msg = ntohl(reth->length);
+	uint64_t lo, hi, start, end;
+
+	if (!mr || !(mr->access & MRC_ACCESS_REMOTE_WRITE))
+		return false;
+	lo = (uintptr_t)mr->addr;
+	hi = lo + mr->length;
+	start = va;
+	end = va + plen;
+	if (p->opcode == MRC_OP_WRITE_FIRST || p->opcode == MRC_OP_WRITE_ONLY ||
+	    p->opcode == MRC_OP_WRITE_ONLY_IMM)
+		end = va + msg;
+	else if (p->opcode == MRC_OP_WRITE_LAST ||
+		 p->opcode == MRC_OP_WRITE_LAST_IMM)
+		start = va + plen - msg;
+	if (end < start || start < lo || end > hi || va + plen < va)
+		return false;
+	return va >= lo && va + plen <= hi;
+}
+
+static void refuse_access(struct mrc_qp *qp, const struct rx_pkt *p)
+{
+	send_nack(qp, p, MRC_NACK_REMOTE_ACCESS);
+	mrc_push_async(qp->ctx, qp, MRC_EVENT_QP_ACCESS_ERR,
+		       MRC_WC_REM_ACCESS_ERR);
+	/* Nothing more of this connection is placed. */
+	mrc_qp_to_error(qp, MRC_WC_WR_FLUSH_ERR, 0);
+}
+
+/* A WRITE-IMM needs a posted receive; reserve it at arrival. */
+static bool reserve_immediate(struct mrc_qp *qp, uint32_t psn,
+			      const uint8_t *imm, uint32_t msg_len)
+{
+	uint32_t posted = qp->recv_tail - qp->recv_head;
+	uint32_t v, i = mrc_bitmap_idx(psn);
+
+	if (qp->imm_reserved >= posted)
+		return false;
+	if (qp->attr.max_wimm_in && qp->imm_reserved >= qp->attr.max_wimm_in)
+		return false;
+	memcpy(&v, imm, 4);
+	qp->imm_val[i] = ntohl(v);
+	qp->imm_len[i] = msg_len;
+	mrc_bit_set(qp->imm_pending, psn);
+	qp->imm_reserved++;
+	return true;
+}
+
+static void note_trigger(struct mrc_qp *qp, const struct rx_pkt *p,
+			 uint16_t ts, int peer)
+{
+	qp->trigger.psn = p->psn24;
+	qp->trigger.ev = ntohs(p->from->sin6_port);
+	qp->trigger.ts = ts;
+	qp->trigger.peer = peer;
+	if ((p->tos & ECN_CE_BITS) == ECN_CE_BITS)
+		qp->trigger.m = MRC_M_SKIP_ONCE;
+}
+
+static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
+{
+	uint32_t hlen = mrc_data_header_len(p->opcode, p->flags);
+	const uint8_t *h = p->buf + sizeof(struct mrc_bth) + sizeof(struct mrc_meth);
+	const struct mrc_reth *reth;
+	uint16_t ts = 0;
+	uint32_t psn, plen;
+
+	if (p->len < hlen)
+		return;
+	if (p->flags & MRC_BTH_F_TS) {
+		const struct mrc_tseth *t = (const void *)h;
+
+		ts = ntohs(t->send_ts);
+		h += sizeof(*t);
+	}
+	reth = (const void *)h;
+	h += sizeof(*reth);
+	plen = p->len - hlen;
+	psn = mrc_psn_extend(qp->rcv_cack, p->psn24);
+	note_trigger(qp, p, ts, peer);
+
+	/* Duplicates and out-of-window packets carry nothing: just ack. */
+	if (!mrc_psn_before(qp->rcv_cack, psn) ||
+	    mrc_bit_test(qp->rx->placed, psn) ||
+	    psn - qp->rcv_cack >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT) {
+		qp->counters.rx_duplicates++;
+		qp->sack_due = true;
+		return;
+	}
+	if (plen > ntohl(reth->length))
+		return;
+	if (plen == 0 && ntohl(reth->length) > 0) {
+		/* A trimmed header: ask for it again at once. */
+		send_nack(qp, p, MRC_NACK_TRIMMED);
+		return;
+	}
+	if (!access_ok(qp, p, reth, plen)) {
+		refuse_access(qp, p);
+		return;
+	}
+	if (mrc_opcode_has_imm(p->opcode) &&
+	    !reserve_immediate(qp, psn, h, ntohl(reth->length))) {
+		send_nack(qp, p, MRC_NACK_NO_RESOURCE);
+		return;
+	}
+
+	memcpy((void *)(uintptr_t)be64toh(reth->vaddr), p->buf + hlen, plen);
+	mrc_bit_set(qp->rx->placed, psn);
+	qp->counters.rx_packets++;
+	qp->counters.rx_bytes += plen;
+	qp->rcv_bytes += plen;
+	if (psn != qp->rcv_cack + 1) {
+		qp->ooo_count++;
+		qp->sack_due = true;
+	}
+	if (mrc_psn_before(qp->rcv_highest, psn))
+		qp->rcv_highest = psn;
+	advance_cack(qp);
+	if (p->flags & (MRC_BTH_F_ACK_REQ | MRC_BTH_F_RETX) ||
+	    ++qp->pkts_since_sack >= MRC_ACK_EVERY)
+		qp->sack_due = true;
+}
+
+static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
+{
+	struct mrc_qp *qp;
+	int peer;
+
+	if (p->len < sizeof(struct mrc_bth))
+		return;
+	p->bth = (const void *)p->buf;
+	p->opcode = p->bth->opcode;
+	p->qpn = ntohl(p->bth->dqpn) & MRC_QPN_MASK;
+	p->psn24 = ntohl(p->bth->psn) & MRC_PSN_MASK;
+	p->flags = ntohl(p->bth->psn) >> 24;
+	if (p->qpn == 0 || p->qpn > MRC_MAX_QPS)
+		return;
+	qp = ctx->qps[p->qpn - 1];
+	if (!qp || (qp->state != MRC_QP_RTR && qp->state != MRC_QP_RTS))
+		return;
+	peer = peer_index(qp, p->from);
+	if (peer < 0)
+		return;
+	if (mrc_opcode_is_data(p->opcode)) {
+		handle_data(qp, p, peer);
+	} else if (p->opcode == MRC_OP_PROBE) {
+		note_trigger(qp, p, 0, peer);
+		qp->sack_due = true;
+	}
+}
+
+static uint8_t packet_tos(struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) ||
+		    (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)) {
+			if (c->cmsg_len >= CMSG_LEN(sizeof(int)) &&
+			    c->cmsg_type == IPV6_TCLASS) {
+				int v;
+
+				memcpy(&v, CMSG_DATA(c), sizeof(v));
+				return (uint8_t)v;
+			}
+			return *(uint8_t *)CMSG_DATA(c);
+		}
+	}
+	return 0;
+}
+
+static void prepare_batch(struct rx_batch *b)
+{
+	for (int i = 0; i < MRC_RX_BATCH; i++) {
+		struct msghdr *mh = &b->msgs[i].msg_hdr;
+
+		b->iov[i].iov_base = b->buf[i];
+		b->iov[i].iov_len = sizeof(b->buf[i]);
+		mh->msg_iov = &b->iov[i];
+		mh->msg_iovlen = 1;
+		mh->msg_name = &b->from[i];
+		mh->msg_namelen = sizeof(b->from[i]);
+		mh->msg_control = b->cmsg[i];
+		mh->msg_controllen = sizeof(b->cmsg[i]);
+		mh->msg_flags = 0;
+	}
+}
+
+/* Take what the socket holds, a bounded number of batches per call. */
+void mrc_rx_progress(struct mrc_context *ctx)
+{
+	struct rx_batch *rx_batch = ctx->rx_scratch;
+
+	if (!rx_batch) {
+		rx_batch = ctx->rx_scratch = malloc(sizeof(*rx_batch));
+		if (!rx_batch)
+			return;
+	}
+	for (int round = 0; round < 8; round++) {
+		int n;
+
+		prepare_batch(rx_batch);
+		n = recvmmsg(ctx->sock, rx_batch->msgs, MRC_RX_BATCH,
+			     MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct rx_pkt p = {
+				.buf = rx_batch->buf[i],
+				.len = rx_batch->msgs[i].msg_len,
+				.from = &rx_batch->from[i],
+				.tos = packet_tos(&rx_batch->msgs[i].msg_hdr),
+			};
+
+			handle_packet(ctx, &p);
+		}
+		if (n < MRC_RX_BATCH)
+			break;
+	}
+}

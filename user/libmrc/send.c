@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The requester: WRITEs become MTU-sized packets, each carrying the address
+ * it lands at, sent in sendmmsg batches straight from the application's
+ * memory (no copy: the payload is an iovec into the registered buffer).
+ *
+ * Acknowledgement work happens in XDP (bpf/mrc.bpf.c); this side reacts to
+ * what XDP reports through the context's event ring: completions, losses
+ * to resend, a fatal NACK. The retransmission timer lives here: a QP that
+ * makes no progress for the local ACK timeout resends what is not
+ * selectively acked, first at a fixed interval, then doubling, and goes to
+ * ERROR when the retry budget is spent.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "mrc_int.h"
+
+/* Headers of one data packet, in wire order (the longest form). */
+struct data_hdr {
+	struct mrc_bth bth;
+	struct mrc_meth meth;
+	struct mrc_tseth tseth;
+	struct mrc_reth reth;
+	uint32_t imm;
+} __attribute__((packed));
+
+struct tx_batch {
+	int n;
+	struct mmsghdr msgs[MRC_TX_BATCH];
+	struct iovec iov[MRC_TX_BATCH][1 + MRC_MAX_SGE];
+	struct data_hdr hdr[MRC_TX_BATCH];
+};
+
+static struct mrc_send_wqe *wqe_at(struct mrc_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_cap - 1)];
+}
+
+/* ---- posting ----------------------------------------------------------- */
+
+static int check_sges(struct mrc_qp *qp, const struct mrc_send_wr *wr,
+		      struct mrc_send_wqe *wqe)
+{
+	uint64_t total = 0;
+
+	if (wr->num_sge < 0 || wr->num_sge > (int)qp->init.max_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct mrc_sge *sge = &wr->sg_list[i];
+		struct mrc_mr *mr = mrc_find_mr(qp->ctx, sge->lkey);
+		uint64_t end = sge->addr + sge->length;
+
+		if (!mr || end < sge->addr ||
+		    sge->addr < (uintptr_t)mr->addr ||
+		    end > (uintptr_t)mr->addr + mr->length)
+			return -EFAULT;	/* local protection */
+		wqe->sge[i] = *sge;
+		wqe->sge_addr[i] = (uint8_t *)(uintptr_t)sge->addr;
+		total += sge->length;
+	}
+	wqe->num_sge = wr->num_sge;
+	wqe->length = total;
+	return total > UINT32_MAX ? -EMSGSIZE : 0;
+}
+
+int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
+{
+	struct mrc_send_wqe *wqe;
+	struct mrc_wr_rec *rec;
+	uint32_t mtu, tail;
+	int err;
+
+	if (!qp || !wr || (wr->opcode != MRC_WR_WRITE &&
+			   wr->opcode != MRC_WR_WRITE_WITH_IMM))
+		return mrc_err(EINVAL);
+	if (qp->state != MRC_QP_RTS)
+		return mrc_err(ENOTCONN);
+	if (qp->sq_tail - qp->sq_head >= qp->init.max_send_wr)
+		return mrc_err(EAGAIN);
+	if (wr->opcode == MRC_WR_WRITE_WITH_IMM &&
+	    qp->attr.max_wimm_out && qp->wimm_out >= qp->attr.max_wimm_out)
+		return mrc_err(EAGAIN);
+
+	wqe = wqe_at(qp, qp->sq_tail);
+	err = check_sges(qp, wr, wqe);
+	if (err)
+		return mrc_err(-err);
+	mtu = qp->attr.path_mtu;
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->remote_addr = wr->remote_addr;
+	wqe->rkey = wr->rkey;
+	wqe->imm = wr->imm_data;
+	wqe->npkts = wqe->length ? (uint32_t)((wqe->length + mtu - 1) / mtu) : 1;
+	wqe->first_psn = qp->next_psn;
+	wqe->msn = qp->msn++;
+	wqe->wimm_msn = qp->wimm_msn;
+	if (wr->opcode == MRC_WR_WRITE_WITH_IMM) {
+		qp->wimm_msn++;
+		qp->wimm_out++;
+	}
+	qp->next_psn += wqe->npkts;
+
+	/* Tell XDP which PSN completes this WRITE. */
+	tail = qp->tx->wr_tail;
+	rec = &qp->tx->wr[tail % MRC_WR_RING];
+	rec->wr_id = wr->wr_id;
+	rec->last_psn = wqe->first_psn + wqe->npkts - 1;
+	rec->flags = wr->opcode;
+	__atomic_store_n(&qp->tx->wr_tail, tail + 1, __ATOMIC_RELEASE);
+	qp->sq_tail++;
+	return 0;
+}
+
+/* ---- building packets -------------------------------------------------- */
+
+static uint8_t packet_opcode(const struct mrc_send_wqe *wqe, uint32_t k)
+{
+	bool imm = wqe->opcode == MRC_WR_WRITE_WITH_IMM;
+
+	if (wqe->npkts == 1)
+		return imm ? MRC_OP_WRITE_ONLY_IMM : MRC_OP_WRITE_ONLY;
+	if (k == 0)
+		return MRC_OP_WRITE_FIRST;
+	if (k == wqe->npkts - 1)
+		return imm ? MRC_OP_WRITE_LAST_IMM : MRC_OP_WRITE_LAST;
+	return MRC_OP_WRITE_MIDDLE;
+}
+
+/* iovecs for bytes [off, off + len) of the WRITE's gather list. */
+static int payload_iov(const struct mrc_send_wqe *wqe, uint64_t off,
+		       uint32_t len, struct iovec *iov)
+{
+	int n = 0;
+
+	for (int i = 0; i < wqe->num_sge && len; i++) {
+		uint32_t sl = wqe->sge[i].length;
+		uint32_t take;
+
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		take = sl - (uint32_t)off < len ? sl - (uint32_t)off : len;
+		iov[n].iov_base = wqe->sge_addr[i] + off;
+		iov[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
+		       const struct mrc_send_wqe *wqe, uint32_t k, bool retx)
+{
+	struct data_hdr *h = &b->hdr[b->n];
+	struct iovec *iov = b->iov[b->n];
+	uint32_t mtu = qp->attr.path_mtu;
+	uint64_t off = (uint64_t)k * mtu;
+	uint32_t len = wqe->length - off < mtu ? (uint32_t)(wqe->length - off) : mtu;
+	uint32_t psn = wqe->first_psn + k;
+	uint8_t op = packet_opcode(wqe, k), flags = MRC_BTH_F_TS;
+	size_t hlen;
+
+	if (k == wqe->npkts - 1 || retx || psn % MRC_ACK_EVERY == 0)
+		flags |= MRC_BTH_F_ACK_REQ;
+	if (retx)
+		flags |= MRC_BTH_F_RETX;
+	h->bth.opcode = op;
+	h->bth.flags0 = 0;
+	h->bth.pkey = htons(MRC_PKEY_DEFAULT);
+	h->bth.dqpn = htonl(qp->attr.dest_qpn & MRC_QPN_MASK);
+	h->bth.psn = htonl((uint32_t)flags << 24 | (psn & MRC_PSN_MASK));
+	h->meth.wimm_msn = htons(wqe->wimm_msn);
+	h->meth.msn = htons(wqe->msn);
+	h->tseth.send_ts = htons((uint16_t)(mrc_now_ns() >> 7));
+	h->tseth.reserved = 0;
+	h->reth.vaddr = htobe64(wqe->remote_addr + off);
+	h->reth.rkey = htonl(wqe->rkey);
+	h->reth.length = htonl((uint32_t)wqe->length);
+	h->imm = htonl(wqe->imm);
+	hlen = mrc_data_header_len(op, flags);
+
+	iov[0].iov_base = h;
+	iov[0].iov_len = hlen;
+	memset(&b->msgs[b->n], 0, sizeof(b->msgs[b->n]));
+	b->msgs[b->n].msg_hdr.msg_iov = iov;
+	b->msgs[b->n].msg_hdr.msg_iovlen = 1 + payload_iov(wqe, off, len, iov + 1);
+	/* The path choice is a seam: TC egress stamps the EV and plane. */
+	b->msgs[b->n].msg_hdr.msg_name = &qp->peers[0];
+	b->msgs[b->n].msg_hdr.msg_namelen = sizeof(qp->peers[0]);
+	b->n++;
+
+	qp->counters.tx_packets++;
+	qp->counters.tx_bytes += len;
+	if (retx)
+		qp->counters.tx_retransmits++;
+}
+
+/* Returns how many were sent; a full socket buffer just ends the round. */
+static int flush_batch(struct mrc_qp *qp, struct tx_batch *b)
+{
+	int sent = 0;
+
+	while (sent < b->n) {
+		int r = sendmmsg(qp->ctx->sock, b->msgs + sent, b->n - sent, 0);
+
+		if (r <= 0)
+			break;
+		sent += r;
+	}
+	b->n = 0;
+	return sent;
+}
+
+/* ---- what to send ------------------------------------------------------ */
+
+static struct mrc_send_wqe *wqe_of_psn(struct mrc_qp *qp, uint32_t psn)
+{
+	uint32_t lo = qp->sq_head, hi = qp->sq_tail;
+
+	/* PSNs grow with the queue index: binary search. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct mrc_send_wqe *w = wqe_at(qp, mid);
+
+		if (mrc_psn_before(psn, w->first_psn))
+			hi = mid;
+		else if (psn - w->first_psn >= w->npkts)
+			lo = mid + 1;
+		else
+			return w;
+	}
+	return NULL;
+}
+
+static void queue_retx(struct mrc_qp *qp, uint32_t psn)
+{
+	if (mrc_bit_test(qp->retx_queued, psn))
+		return;
+	if (qp->retx_tail - qp->retx_head >= MRC_WINDOW_MAX)
+		return;
+	mrc_bit_set(qp->retx_queued, psn);
+	qp->retx[qp->retx_tail++ % MRC_WINDOW_MAX] = psn;
+}
+
+static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
+{
+	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+
+	while (qp->retx_head != qp->retx_tail) {
+		uint32_t psn = qp->retx[qp->retx_head % MRC_WINDOW_MAX];
+		struct mrc_send_wqe *wqe;
+
+		qp->retx_head++;
+		mrc_bit_clear(qp->retx_queued, psn);
+		/* Acked meanwhile (cumulatively or selectively): skip. */
+		if (mrc_psn_before(psn, una) || mrc_bit_test(qp->tx->sacked, psn))
+			continue;
+		wqe = wqe_of_psn(qp, psn);
+		if (!wqe)
+			continue;
+		add_packet(qp, b, wqe, psn - wqe->first_psn, true);
+		if (b->n == MRC_TX_BATCH)
+			flush_batch(qp, b);
+	}
+}
+
+/* New packets, as far as the responder's window [una, una + MPR) allows. */
+static void send_new(struct mrc_qp *qp, struct tx_batch *b)
+{
+	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	uint32_t window = (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT;
+
+	while (qp->sq_send != qp->sq_tail) {
+		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_send);
+		uint32_t psn = wqe->first_psn + qp->sq_next_pkt;
+
+		if (psn - una >= window)
+			break;
+		/* This ring slot may still hold a SACK bit of psn - window. */
+		mrc_bit_clear(qp->tx->sacked, psn);
+		qp->snd_nxt = psn + 1;
+		__atomic_store_n(&qp->tx->snd_nxt, qp->snd_nxt, __ATOMIC_RELEASE);
+		add_packet(qp, b, wqe, qp->sq_next_pkt, false);
+		if (++qp->sq_next_pkt == wqe->npkts) {
+			qp->sq_next_pkt = 0;
+			qp->sq_send++;
+		}
+		if (b->n == MRC_TX_BATCH && flush_batch(qp, b) < MRC_TX_BATCH)
+			break;	/* socket full: the rest goes next round */
+	}
+}
+
+/* ---- timer ------------------------------------------------------------- */
+
+static uint64_t rto_ns(const struct mrc_qp *qp)
+{
+	return (1024ull << qp->attr.timeout);	/* 1.024 us * 2^t */
+}
+
+static bool retries_exhausted(const struct mrc_qp *qp)
+{
+	if (qp->attr.exp_retry_cnt >= 25)
+		return false;	/* 25 = retry forever */
+	return qp->retries > (uint32_t)qp->attr.retry_cnt + qp->attr.exp_retry_cnt;
+}
+
+static uint64_t backoff_ns(const struct mrc_qp *qp)
+{
+	uint32_t doublings = 0;
+
+	if (qp->retries > qp->attr.retry_cnt)
+		doublings = qp->retries - qp->attr.retry_cnt;
+	if (doublings > 24)
+		doublings = 24;
+	return rto_ns(qp) << doublings;
+}
+
+/* Resend everything outstanding that the responder did not SACK. */
+static void resend_unacked(struct mrc_qp *qp, uint32_t una)
+{
+	for (uint32_t psn = una; psn != qp->snd_nxt; psn++)
+		if (!mrc_bit_test(qp->tx->sacked, psn))
+			queue_retx(qp, psn);
+	/* XDP may report these again once SACKs show new holes. */
+	__atomic_store_n(&qp->tx->loss_mark, qp->snd_nxt, __ATOMIC_RELEASE);
+}
+
+static void run_timer(struct mrc_qp *qp)
+{
+	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	uint64_t now = mrc_now_ns();
+
+	if (qp->attr.timeout == 0)
+		return;		/* 0 = wait forever, as in verbs */
+	if (una != qp->una_seen || una == qp->snd_nxt) {
+		/* Progress (or nothing outstanding): restart the clock. */
+		qp->una_seen = una;
+		qp->retries = 0;
+		qp->rto_deadline_ns = now + rto_ns(qp);
+		return;
+	}
+	if (now < qp->rto_deadline_ns)
+		return;
+	qp->retries++;
+	qp->counters.timeouts++;
+	if (retries_exhausted(qp)) {
+		mrc_qp_to_error(qp, MRC_WC_RETRY_EXC_ERR, 0);
+		return;
+	}
+	qp->rto_deadline_ns = now + backoff_ns(qp);
+	resend_unacked(qp, una);
+}
+
+void mrc_tx_reset(struct mrc_qp *qp)
+{
+	qp->sq_head = qp->sq_send = qp->sq_tail = 0;
+	qp->sq_next_pkt = 0;
+	qp->msn = qp->wimm_msn = 0;
+	qp->wimm_out = 0;
+	qp->retx_head = qp->retx_tail = 0;
+	memset(qp->retx_queued, 0, MRC_BITMAP_WORDS * sizeof(uint64_t));
+	qp->retries = 0;
+	qp->rto_deadline_ns = 0;
+}
+
+void mrc_tx_progress(struct mrc_qp *qp)
+{
+	struct tx_batch b;
+
+	if (qp->state != MRC_QP_RTS)
+		return;
+	/* XDP saw a fatal NACK but its event was lost (ring full). */
+	if (__atomic_load_n(&qp->tx->state, __ATOMIC_ACQUIRE) == MRC_QPS_ERROR) {
+		mrc_qp_to_error(qp, MRC_WC_REM_OP_ERR, 0);
+		return;
+	}
+	run_timer(qp);
+	if (qp->state != MRC_QP_RTS)
+		return;
+	b.n = 0;
+	send_retransmissions(qp, &b);
+	send_new(qp, &b);
+	flush_batch(qp, &b);
+}
+
+/* ---- events from XDP --------------------------------------------------- */
+
+static void on_completion(struct mrc_qp *qp, const struct mrc_event *evt)
+{
+	struct mrc_send_wqe *wqe;
+	struct mrc_wc wc = { .opcode = MRC_WC_WRITE, .qp_num = qp->qpn };
+
+	if (qp->sq_head == qp->sq_tail)
+		return;		/* already flushed */
+	wqe = wqe_at(qp, qp->sq_head);
+	/* XDP completes records in posting order, as we queued them. */
+	if (wqe->wr_id != evt->wr_id ||
+	    wqe->first_psn + wqe->npkts - 1 != evt->psn)
+		return;
+	if (qp->sq_send == qp->sq_head)	/* cannot happen: acked unsent */
+		return;
+	wc.wr_id = wqe->wr_id;
+	wc.byte_len = (uint32_t)wqe->length;
+	if (wqe->opcode == MRC_WR_WRITE_WITH_IMM && qp->wimm_out)
+		qp->wimm_out--;
+	qp->sq_head++;
+	mrc_cq_push(qp->init.send_cq, &wc);
+}
+
+static void on_loss(struct mrc_qp *qp, const struct mrc_event *evt)
+{
+	/*
+	 * A receiver without a posted receive refuses WRITE-IMMs: resending
+	 * at once would spin, so the timer paces those.
+	 */
+	if (evt->reason == MRC_NACK_NO_RESOURCE)
+		return;
+	if (mrc_psn_before(evt->psn, qp->snd_nxt)) {
+		queue_retx(qp, evt->psn);
+		qp->counters.fast_retransmits++;
+	}
+}
+
+static void on_fatal(struct mrc_qp *qp, const struct mrc_event *evt)
+{
+	enum mrc_wc_status st = evt->reason == MRC_NACK_REMOTE_ACCESS ?
+				MRC_WC_REM_ACCESS_ERR : MRC_WC_REM_OP_ERR;
+
+	mrc_qp_to_error(qp, st, evt->psn);
+}
+
+void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt)
+{
+	struct mrc_qp *qp;
+
+	if (evt->qpn == 0 || evt->qpn > MRC_MAX_QPS)
+		return;
+	qp = ctx->qps[evt->qpn - 1];
+	if (!qp || qp->state != MRC_QP_RTS)
+		return;
+	switch (evt->type) {
+	case MRC_EVT_COMPLETION:
+		on_completion(qp, evt);
+		break;
+	case MRC_EVT_LOSS:
+		on_loss(qp, evt);
+		break;
+	case MRC_EVT_QP_FATAL:
+		on_fatal(qp, evt);
+		break;
+	default:
+		break;
+	}
+}
+
+int mrc_on_event(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(struct mrc_event))
+		mrc_tx_handle_event(ctx, data);
+	return 0;
+}
