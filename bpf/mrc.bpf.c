@@ -325,13 +325,15 @@ static __always_inline int check_window(struct mrc_rx_state *rx, __u32 psn24)
 	__u32 mpr = READ_ONCE(rx->mpr);
 	__u32 psn = mrc_psn_extend(cack, psn24);
 
+	if (mrc_psn_before(cack, psn) &&
+	    (psn - cack >= mpr || mpr > MRC_WINDOW_MAX)) {
+		WRITE_ONCE(rx->sack_pending, 1);
+		return MRC_DROP_OUT_OF_WINDOW;
+	}
+	/* Only in-window PSNs own their bitmap slot. */
 	if (!mrc_psn_before(cack, psn) || bitmap_test(rx->placed, psn)) {
 		WRITE_ONCE(rx->sack_pending, 1);
 		return MRC_DROP_DUPLICATE;
-	}
-	if (psn - cack >= mpr || mpr > MRC_WINDOW_MAX) {
-		WRITE_ONCE(rx->sack_pending, 1);
-		return MRC_DROP_OUT_OF_WINDOW;
 	}
 	return MRC_DROP_NONE;
 }
@@ -381,7 +383,7 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 	}
 
 	st = qp_stats(slot);
-	if (st) {
+	if (st && !is_probe) {
 		st->rx_data++;
 		st->rx_data_bytes += p->payload_len;
 	}
@@ -618,6 +620,8 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	if (reason)
 		return count_qp_drop(p->qpn - 1, reason);
 	psn = mrc_psn_extend(una, p->psn);
+	if (!mrc_psn_before(psn, READ_ONCE(tx->snd_nxt)))
+		return count_qp_drop(p->qpn - 1, MRC_DROP_BAD_ACK);
 	if (!nack_is_fatal(nh->reason) && mrc_psn_before(psn, una))
 		return count_qp_drop(p->qpn - 1, MRC_DROP_STALE_ACK);
 
@@ -628,6 +632,8 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	evt.psn = psn;
 	evt.ev = bpf_ntohl(nh->ev);
 	evt.reason = nh->reason;
+	/* Completions first: what the peer acked before refusing succeeded. */
+	emit_completions(tx, info, p->qpn, una);
 	if (nack_is_fatal(nh->reason)) {
 		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
 		evt.type = MRC_EVT_QP_FATAL;
@@ -637,7 +643,6 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 			st->losses++;
 	}
 	emit_event(info, &evt);
-	emit_completions(tx, info, p->qpn, una);
 	return XDP_DROP;	/* consumed */
 }
 

@@ -62,7 +62,7 @@ struct opts {
 	/* send */
 	struct sockaddr_storage dst, src;
 	socklen_t dst_len, src_len;
-	bool have_src, new_socket, mrc;
+	bool have_src, new_socket, mrc, random_payload;
 	uint16_t sport_lo, sport_hi;	/* 0:0 = let the kernel pick */
 	uint32_t size;
 	int tos;			/* -1 = leave the default */
@@ -87,7 +87,7 @@ static const char usage_text[] =
 "Usage:\n"
 "  " PROG " send --dst ADDR --port PORT [--src ADDR] [--sport N | --sport-range A:B]\n"
 "      [--count N(1000)] [--size BYTES(1000, 1..65000)] [--tos T] [--pps RATE]\n"
-"      [--new-socket] [--mrc-data] [--duration-ms MS(30000)] [--json]\n"
+"      [--new-socket] [--mrc-data | --random] [--duration-ms MS(30000)] [--json]\n"
 "  " PROG " recv --port PORT [--bind ADDR] [--family 4|6] [--timeout-ms MS(10000)]\n"
 "      [--idle-ms MS(1000)] [--expect N] [--json]\n"
 "\n"
@@ -95,6 +95,7 @@ static const char usage_text[] =
 "  A + i % (B-A+1); otherwise the kernel picks one. --tos sets IP_TOS/IPV6_TCLASS\n"
 "  (decimal or 0x hex, 2 = ECT(0)). --new-socket opens a socket per packet.\n"
 "  --mrc-data prefixes a 32-byte BTH+METH+RETH header (needs --size >= 32).\n"
+"  --random fills every payload with pseudo-random bytes (garbage tests).\n"
 "recv: default is a dual-stack socket on ::; --family 4 binds 0.0.0.0,\n"
 "  --family 6 binds :: IPv6-only. Prints 'ready' on stderr once bound, then one\n"
 "  summary line when --expect is met, --idle-ms passes without traffic, or\n"
@@ -297,6 +298,19 @@ static void build_mrc_header(uint8_t *buf, uint32_t index, uint32_t size)
 	put_be(buf + 28, size, 4);
 }
 
+/* Garbage for robustness tests: xorshift64, reproducible per packet. */
+static void fill_random(uint8_t *buf, uint32_t size, uint64_t index)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (index + 1);
+
+	for (uint32_t j = 0; j < size; j++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[j] = (uint8_t)x;
+	}
+}
+
 static void build_payload(uint8_t *buf, uint32_t size, uint32_t index, bool mrc)
 {
 	size_t hdr = 0;
@@ -429,7 +443,10 @@ static int run_send(const struct opts *o)
 			}
 			fd_port = sport;
 		}
-		build_payload(buf, o->size, (uint32_t)i, o->mrc);
+		if (o->random_payload)
+			fill_random(buf, o->size, i);
+		else
+			build_payload(buf, o->size, (uint32_t)i, o->mrc);
 		err = send_datagram(fd, buf, o, end_ns);
 		if (!err) {
 			sent++;
@@ -683,7 +700,7 @@ static int run_recv(const struct opts *o)
 enum {
 	OPT_PORT = 256, OPT_JSON,
 	OPT_DST, OPT_SRC, OPT_SPORT, OPT_SPORT_RANGE, OPT_COUNT, OPT_SIZE,
-	OPT_TOS, OPT_PPS, OPT_NEW_SOCKET, OPT_MRC_DATA, OPT_DURATION,
+	OPT_TOS, OPT_PPS, OPT_NEW_SOCKET, OPT_MRC_DATA, OPT_RANDOM, OPT_DURATION,
 	OPT_BIND, OPT_FAMILY, OPT_TIMEOUT, OPT_IDLE, OPT_EXPECT,
 };
 
@@ -700,6 +717,7 @@ static const struct option long_opts[] = {
 	{ "pps", required_argument, NULL, OPT_PPS },
 	{ "new-socket", no_argument, NULL, OPT_NEW_SOCKET },
 	{ "mrc-data", no_argument, NULL, OPT_MRC_DATA },
+	{ "random", no_argument, NULL, OPT_RANDOM },
 	{ "duration-ms", required_argument, NULL, OPT_DURATION },
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "family", required_argument, NULL, OPT_FAMILY },
@@ -776,6 +794,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 		break;
 	case OPT_MRC_DATA:
 		o->mrc = true;
+		break;
+	case OPT_RANDOM:
+		o->random_payload = true;
 		break;
 	case OPT_DURATION:
 		o->duration_ms = parse_uint("--duration-ms", arg, 1, 86400000);

@@ -205,7 +205,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_nackh, 12);
 #define MRC_BITMAP_WORDS	(MRC_WINDOW_MAX / 64)
 #define MRC_MPR_UNIT		128	/* MPR is configured in units of this */
 #define MRC_WR_RING		512	/* outstanding WRITEs per QP */
-#define MRC_DUPTHRESH		3	/* SACKed PSNs past a hole before it is lost */
+#define MRC_DUPTHRESH		3	/* a hole this far below the highest SACK is lost */
 #define MRC_LOSS_BURST		32	/* loss reports one SACK may emit */
 #define MRC_COMPL_BURST		32	/* completions one SACK may emit */
 
@@ -302,7 +302,9 @@ MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 16);
  * Requester state of one QP, in a BPF_F_MMAPABLE array. libmrc writes
  * snd_nxt and the WR ring tail; XDP advances snd_una, sack_max, loss_mark
  * and wr_head with atomic compare-and-swap, because SACKs of one QP can be
- * processed on several CPUs at once.
+ * processed on several CPUs at once. XDP only sets `sacked` bits (for
+ * PSNs in [snd_una, snd_nxt)); libmrc clears a PSN's slot before it sends
+ * that PSN for the first time, which frees slots for reuse.
  */
 struct mrc_tx_state {
 	__u32	snd_una;	/* oldest PSN not cumulatively acked */
@@ -323,7 +325,6 @@ enum mrc_event_type {
 	MRC_EVT_COMPLETION	= 1,	/* a WRITE is acknowledged */
 	MRC_EVT_LOSS		= 2,	/* resend psn (SACK hole or NACK) */
 	MRC_EVT_QP_FATAL	= 3,	/* the peer refused: QP to ERROR */
-	MRC_EVT_ACK		= 4,	/* snd_una moved: window opened */
 };
 
 struct mrc_event {
@@ -348,7 +349,7 @@ enum mrc_drop_reason {
 	MRC_DROP_OUT_OF_WINDOW,
 	MRC_DROP_DUPLICATE,
 	MRC_DROP_BAD_ACK,	/* SACK/NACK acking PSNs never sent */
-	MRC_DROP_STALE_ACK,	/* SACK older than what is already acked */
+	MRC_DROP_STALE_ACK,	/* NACK of a PSN already acked */
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
 	MRC_DROP_REASONS,
 };

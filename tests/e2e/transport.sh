@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The reliable transport end to end: mrc-perf WRITEs from h1 into h2's
+# memory over one plane, every byte verified by checksum at the server,
+# through loss, a temporary and a permanent blackhole, a bad remote
+# address and garbage aimed at the MRC port.
+. "$(dirname "$0")/lib.sh"
+
+PERF="$ROOT/build/mrc-perf"
+LAB_PREFIX=trn lab_up --hosts 3 --planes 1 --spines 2 --mtu 1500
+tmp=$(mktemp -d)
+SERVER_PID=""
+cleanup() {
+	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+	lab agent stop > /dev/null 2>&1
+	lab_cleanup
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
+H2=$(lab addr h2 1)
+
+# One server for the whole file: it serves one client after another.
+lab exec h2 "$PERF" server --json > "$tmp/server.json" 2> "$tmp/server.err" &
+SERVER_PID=$!
+BG_PIDS+=("$SERVER_PID")
+sleep 0.5
+
+# client ARGS...: one mrc-perf run from h1, JSON in $tmp/c.json, rc returned.
+client() {
+	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" > "$tmp/c.json" 2> "$tmp/c.err"
+	local rc=$?
+	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
+	return $rc
+}
+cj() { jq -r "$1" "$tmp/c.json"; }
+
+begin transport.sizes_verified
+for size in 1 4096 1m 64m; do
+	iters=20
+	[ "$size" = 64m ] && iters=2
+	check "size $size completes" client --size "$size" --iters "$iters" --verify
+	check "size $size verified" eq "$(cj .verified)" true
+	check "size $size no error" eq "$(cj .error)" null
+done
+end
+
+begin transport.one_gib
+check "1 GiB in 1 MiB WRITEs" client --size 1m --bytes 1g --verify
+check "verified" eq "$(cj .verified)" true
+check "all bytes" eq "$(cj .bytes)" 1073741824
+echo "    1 GiB: $(cj .gbps) Gb/s" >&2
+end
+
+begin transport.write_imm_order
+check "WRITE-IMM run" client --size 64k --iters 500 --imm --verify
+check "verified, immediates in order" eq "$(cj .verified)" true
+check "sweep with IMM" client --sweep 1:256k --iters 50 --imm --verify
+check "sweep verified" eq "$(cj .verified)" true
+check "sweep sizes" eq "$(cj '.sizes | length')" 19
+end
+
+begin transport.drop_5pct
+lab fault p1-s1 drop 5
+lab fault p1-s2 drop 5
+check "transfer through 5% loss" client --size 1m --bytes 64m --verify
+check "verified" eq "$(cj .verified)" true
+lab fault p1-s1 clear
+lab fault p1-s2 clear
+end
+
+begin transport.blackhole_300ms
+client --size 1m --bytes 512m --verify &
+cpid=$!
+sleep 0.4
+lab fault p1-s1 blackhole
+lab fault p1-s2 blackhole
+sleep 0.3
+lab fault p1-s1 clear
+lab fault p1-s2 clear
+wait "$cpid"
+rc=$?
+check "transfer survives a 300 ms outage" eq "$rc" 0
+check "verified" eq "$(cj .verified)" true
+end
+
+begin transport.blackhole_permanent
+lab fault p1-s1 blackhole
+lab fault p1-s2 blackhole
+start=$(date +%s%N)
+# Budget: 3 x 4.2 ms + 4.2 ms x (2 + 4 + 8) = ~72 ms of retries.
+client --size 64k --iters 100 --ack-timeout 12 --retry 3 --exp-retry 3 --timeout-s 20
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "    permanent blackhole: rc $rc after $ms ms: $(cj .error)" >&2
+check "client fails" eq "$rc" 1
+check "error names the retries" grep -q "retry exceeded" "$tmp/c.err"
+check "within the retry budget (+ set-up)" between "$ms" 1 5000
+lab fault p1-s1 clear
+lab fault p1-s2 clear
+check "fabric usable again" client --size 4096 --iters 10 --verify
+end
+
+begin transport.out_of_region
+# The server's region is as large as the largest message: --offset moves
+# every WRITE past its end.
+client --size 4096 --iters 4 --offset 4096
+rc=$?
+check "client fails" eq "$rc" 1
+check "remote access error reported" grep -q "remote access error" "$tmp/c.err"
+client --size 4096 --iters 4 --offset 2048
+check "straddling the end fails too" eq "$?" 1
+sleep 0.3
+check "server memory untouched" eq \
+	"$(jq -s '[.[] | select(.error != null or .region_modified != null)] | .[-1].region_modified' "$tmp/server.json")" false
+check "server still serving" client --size 4096 --iters 10 --verify
+end
+
+begin transport.garbage_to_port
+all_drops() { lab exec h2 bpftool -j map dump pinned /sys/fs/bpf/mrc/mrc_drops |
+	jq '[.[0].values[] | .value | .malformed + .bad_opcode + .unknown_qp +
+		.qp_not_ready + .bad_source + .bad_ack] | add'; }
+before=$(all_drops)
+# Random bytes from the peer host itself and MRC-looking data from a host
+# that is not the peer: XDP must drop all of it and count it.
+lab exec h1 "$TRAFFIC" send --dst "$H2" --port 4791 --count 10000 --size 100 \
+	--random --sport-range 30000:30999 --pps 20000 > /dev/null &
+g1=$!
+lab exec h3 "$TRAFFIC" send --dst "$H2" --port 4791 --count 10000 --size 200 \
+	--mrc-data --sport-range 30000:30999 --pps 20000 > /dev/null &
+g2=$!
+check "transfer during garbage" client --size 256k --bytes 128m --verify
+wait "$g1" "$g2"
+check "verified" eq "$(cj .verified)" true
+after=$(all_drops)
+echo "    garbage drops counted: $((after - before)) of 20000" >&2
+check "garbage counted and dropped" between "$((after - before))" 19990 20100
+end
