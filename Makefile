@@ -61,7 +61,12 @@ LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
 LIB       := $(BUILD)/libmrcutil.a
 
-PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic
+MRC_SRCS  := $(wildcard user/libmrc/*.c)
+MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS))
+LIBMRC    := $(BUILD)/libmrc.a
+
+PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
+	     $(BUILD)/mrc-perf
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
 
@@ -118,6 +123,23 @@ $(LIB): $(LIB_OBJS)
 	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/mrc-labctl: $(BUILD)/obj/labctl.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(BUILD)/mrcd: $(BUILD)/obj/mrcd.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(LIBMRC): $(MRC_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/obj/tools/%.o: tools/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/mrc-perf: $(BUILD)/obj/tools/mrc-perf/mrc_perf.o $(LIBMRC) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 

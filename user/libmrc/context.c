@@ -242,6 +242,8 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	ctx->udp_port = attr && attr->udp_port ? attr->udp_port :
 			MRC_UDP_PORT_DEFAULT;
 	ctx->pid = getpid();
+	/* Keys and QP numbers must differ between processes and runs. */
+	srandom((unsigned int)(mrc_now_ns() ^ (uint64_t)ctx->pid << 16));
 	ctx->sock = ctx->ring_fd = -1;
 	ctx->fd_qps = ctx->fd_qp_owner = ctx->fd_ctx_owner = ctx->fd_peers = -1;
 	ctx->fd_qp_evs = ctx->fd_events = ctx->fd_planes = ctx->fd_rx = -1;

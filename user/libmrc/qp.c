@@ -511,7 +511,8 @@ int mrc_post_recv(struct mrc_qp *qp, const struct mrc_recv_wr *wr)
 {
 	if (!qp || !wr)
 		return mrc_err(EINVAL);
-	if (qp->state == MRC_QP_RESET || qp->state == MRC_QP_ERROR)
+	/* Receives may be posted before the QP connects, not after it failed. */
+	if (qp->state == MRC_QP_ERROR)
 		return mrc_err(ENOTCONN);
 	if (qp->recv_tail - qp->recv_head >= qp->recv_cap ||
 	    qp->recv_tail - qp->recv_head >= qp->init.max_recv_wr)

@@ -322,9 +322,14 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	if (mrc_psn_before(qp->rcv_highest, psn))
 		qp->rcv_highest = psn;
 	advance_cack(qp);
+	/*
+	 * Answer now, not at the end of the batch: a SACK's bitmap covers the
+	 * last 64 PSNs, so SACKs at most 16 packets apart leave no PSN the
+	 * sender never hears about (and would resend for nothing).
+	 */
 	if (p->flags & (MRC_BTH_F_ACK_REQ | MRC_BTH_F_RETX) ||
 	    ++qp->pkts_since_sack >= MRC_ACK_EVERY)
-		qp->sack_due = true;
+		send_sack(qp);
 }
 
 static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)

@@ -378,9 +378,14 @@ void mrc_tx_progress(struct mrc_qp *qp)
 
 	if (qp->state != MRC_QP_RTS)
 		return;
-	/* XDP saw a fatal NACK but its event was lost (ring full). */
+	/*
+	 * XDP marks the QP failed just before it queues the NACK's event:
+	 * read the event (it says why); without one (ring full) fail anyway.
+	 */
 	if (__atomic_load_n(&qp->tx->state, __ATOMIC_ACQUIRE) == MRC_QPS_ERROR) {
-		mrc_qp_to_error(qp, MRC_WC_REM_OP_ERR, 0);
+		ring_buffer__consume(qp->ctx->ring);
+		if (qp->state == MRC_QP_RTS)
+			mrc_qp_to_error(qp, MRC_WC_REM_OP_ERR, 0);
 		return;
 	}
 	run_timer(qp);
