@@ -635,13 +635,18 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	/* Completions first: what the peer acked before refusing succeeded. */
 	emit_completions(tx, info, p->qpn, una);
 	if (nack_is_fatal(nh->reason)) {
-		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
 		evt.type = MRC_EVT_QP_FATAL;
-	} else {
-		evt.type = MRC_EVT_LOSS;
-		if (st)
-			st->losses++;
+		emit_event(info, &evt);
+		/*
+		 * After the event, so libmrc never sees the state without the
+		 * reason; the state alone still fails the QP if the ring was full.
+		 */
+		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
+		return XDP_DROP;	/* consumed */
 	}
+	evt.type = MRC_EVT_LOSS;
+	if (st)
+		st->losses++;
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */
 }

@@ -110,15 +110,23 @@ end
 begin transport.out_of_region
 # The server's region is as large as the largest message: --offset moves
 # every WRITE past its end.
+sessions=$(wc -l < "$tmp/server.json")
 client --size 4096 --iters 4 --offset 4096
 rc=$?
 check "client fails" eq "$rc" 1
 check "remote access error reported" grep -q "remote access error" "$tmp/c.err"
 client --size 4096 --iters 4 --offset 2048
 check "straddling the end fails too" eq "$?" 1
-sleep 0.3
+# The server reports a session when it notices the client has gone.
+for ((i = 0; i < 100; i++)); do
+	[ "$(wc -l < "$tmp/server.json")" -ge $((sessions + 2)) ] && break
+	sleep 0.05
+done
+check "server reported both sessions" between "$(wc -l < "$tmp/server.json")" $((sessions + 2)) $((sessions + 2))
 check "server memory untouched" eq \
-	"$(jq -s '[.[] | select(.error != null or .region_modified != null)] | .[-1].region_modified' "$tmp/server.json")" false
+	"$(tail -n 2 "$tmp/server.json" | jq -rs '[.[].region_modified] | unique | tostring')" '[false]'
+check "server saw the access errors" eq \
+	"$(tail -n 2 "$tmp/server.json" | jq -rs '[.[].error != null] | unique | tostring')" '[true]'
 check "server still serving" client --size 4096 --iters 10 --verify
 end
 
@@ -142,3 +150,26 @@ after=$(all_drops)
 echo "    garbage drops counted: $((after - before)) of 20000" >&2
 check "garbage counted and dropped" between "$((after - before))" 19990 20100
 end
+
+begin transport.capture_decodes
+if ! command -v tshark > /dev/null; then
+	skip transport.capture_decodes "tshark not installed"
+else
+	# Capture at h1's leaf, where both directions pass unmodified, and
+	# decode with our dissector.
+	pcap=$tmp/cap.pcap
+	HOME=$tmp XDG_CONFIG_HOME=$tmp ip netns exec "$LAB-p1-l1" tshark -q -i h -f "udp port 4791" \
+		-c 20000 -a duration:15 -w "$pcap" 2> "$tmp/tshark.err" &
+	tpid=$!
+	for ((i = 0; i < 100; i++)); do grep -q "Capturing on" "$tmp/tshark.err" && break; sleep 0.05; done
+	check "small transfer" client --size 64k --iters 20 --imm --verify
+	sleep 0.5
+	kill -INT "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+	decoded=$(HOME=$tmp XDG_CONFIG_HOME=$tmp tshark -n -X "lua_script:$ROOT/tools/mrc.lua" -r "$pcap" \
+		-T fields -e mrc.opcode 2>&1)
+	check "no Lua error" eq "$(grep -ci 'lua' <<< "$decoded")" 0
+	check "WRITE packets decoded" between "$(grep -ciE '^0x0*c[6-9ab]$' <<< "$decoded")" 20 100000
+	check "SACKs decoded" between "$(grep -ci '^0x0*dc$' <<< "$decoded")" 1 100000
+	end
+fi

@@ -12,6 +12,7 @@
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,8 +478,16 @@ int mrc_cq_push(struct mrc_cq *cq, const struct mrc_wc *wc)
 /* Drive every QP of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
-	ring_buffer__consume(ctx->ring);
-	mrc_rx_progress(ctx);
+	if (ring_buffer__consume(ctx->ring) <= 0 && !mrc_rx_progress(ctx) &&
+	    ++ctx->idle_polls >= 16) {
+		/*
+		 * Nothing arrived for a while: let the kernel's softirq and
+		 * NAPI threads run, they carry our packets (busy polling on
+		 * few cores otherwise starves them).
+		 */
+		sched_yield();
+		ctx->idle_polls = 0;
+	}
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 

@@ -147,6 +147,7 @@ struct mrc_context {
 	int n_mrs, cap_mrs;
 
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
+	unsigned int idle_polls;
 
 	struct mrc_async_event async[64];
 	uint32_t async_head, async_tail;
@@ -175,7 +176,7 @@ void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
 void mrc_tx_reset(struct mrc_qp *qp);
 
 /* recv.c */
-void mrc_rx_progress(struct mrc_context *ctx);
+int mrc_rx_progress(struct mrc_context *ctx);	/* packets taken */
 void mrc_rx_send_acks(struct mrc_qp *qp);
 int mrc_send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
 		  const void *buf, size_t len);

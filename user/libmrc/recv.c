@@ -396,14 +396,15 @@ static void prepare_batch(struct rx_batch *b)
 }
 
 /* Take what the socket holds, a bounded number of batches per call. */
-void mrc_rx_progress(struct mrc_context *ctx)
+int mrc_rx_progress(struct mrc_context *ctx)
 {
 	struct rx_batch *rx_batch = ctx->rx_scratch;
+	int taken = 0;
 
 	if (!rx_batch) {
 		rx_batch = ctx->rx_scratch = malloc(sizeof(*rx_batch));
 		if (!rx_batch)
-			return;
+			return 0;
 	}
 	for (int round = 0; round < 8; round++) {
 		int n;
@@ -413,6 +414,7 @@ void mrc_rx_progress(struct mrc_context *ctx)
 			     MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
+		taken += n;
 		for (int i = 0; i < n; i++) {
 			struct rx_pkt p = {
 				.buf = rx_batch->buf[i],
@@ -426,4 +428,5 @@ void mrc_rx_progress(struct mrc_context *ctx)
 		if (n < MRC_RX_BATCH)
 			break;
 	}
+	return taken;
 }
