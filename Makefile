@@ -71,7 +71,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
 
 .PHONY: all deps check-tools test demo install clean
-all: check-tools $(BPF_OBJS) $(SKELS) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
+all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
 
 check-tools:
 ifneq ($(MISSING),)
@@ -170,6 +170,10 @@ install: all
 	install -m 0755 tools/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
 	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
+	install -d $(DESTDIR)$(PREFIX)/include/mrc
+	install -m 0644 include/mrc/mrc.h include/mrc/abi.h $(DESTDIR)$(PREFIX)/include/mrc/
+	install -m 0644 $(LIBMRC) $(DESTDIR)$(PREFIX)/lib/
+	for p in mrcd mrc-perf; do ln -sf ../lib/mrc-xdp/$$p $(DESTDIR)$(PREFIX)/bin/$$p; done
 	$(if $(wildcard docs/man/*.8),install -m 0644 $(wildcard docs/man/*.8) \
 		$(DESTDIR)$(PREFIX)/share/man/man8/)
 
