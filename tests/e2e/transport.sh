@@ -45,6 +45,14 @@ for size in 1 4096 1m 64m; do
 done
 end
 
+begin transport.ipv6
+H2_V4=$H2
+H2=$(lab addr h2 1 -6)
+check "WRITE-IMMs over IPv6" client --size 1m --iters 20 --imm --verify
+check "verified" eq "$(cj .verified)" true
+H2=$H2_V4
+end
+
 begin transport.one_gib
 check "1 GiB in 1 MiB WRITEs" client --size 1m --bytes 1g --verify
 check "verified" eq "$(cj .verified)" true
