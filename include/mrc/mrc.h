@@ -127,7 +127,7 @@ struct mrc_qp_attr {
 	uint32_t rq_psn;		/* first PSN we expect (24 bits) */
 	uint32_t dest_qpn;
 	uint8_t mpr_units;		/* window = mpr_units * 128 PSNs, 1..32 */
-	uint8_t timeout;		/* local ACK timeout 1.024 us * 2^timeout */
+	uint8_t timeout;		/* local ACK timeout 1.024 us * 2^timeout, 0..24; 0 = none */
 	uint8_t retry_cnt;		/* retries at a fixed interval, 0..7 */
 	uint8_t exp_retry_cnt;		/* doubling retries, 0..25 (25 = forever) */
 	uint16_t max_wimm_out;		/* WRITE-IMMs in flight we send */

@@ -94,8 +94,8 @@
 #define MAX_SIZES		40	/* a 1..1g sweep has 31 */
 
 /* QP attribute ranges, from the comments of struct mrc_qp_attr. */
-#define ACK_TIMEOUT_MIN		1	/* 0 would mean "wait forever" in verbs */
-#define ACK_TIMEOUT_MAX		31
+#define ACK_TIMEOUT_MIN		1	/* 0 means "no ACK timer": it could hang */
+#define ACK_TIMEOUT_MAX		24	/* libmrc's limit: 1.024 us * 2^24 = 17 s */
 #define RETRY_MAX		7
 #define EXP_RETRY_MAX		25
 #define MPR_MIN			1
@@ -185,7 +185,7 @@ static const char usage_text[] =
 "  --mtu BYTES     path MTU, payload bytes per packet, 256..9000 (default:\n"
 "                  from the interfaces towards HOST and of the MRC planes)\n"
 "  --offset BYTES  added to the remote address (to test refused WRITEs)\n"
-"  --ack-timeout T ACK timeout 1.024 us * 2^T, 1..31 (default 14)\n"
+"  --ack-timeout T ACK timeout 1.024 us * 2^T, 1..24 (default 14)\n"
 "  --retry N       retries at a fixed interval, 0..7 (default 7)\n"
 "  --exp-retry N   doubling retries, 0..25 (default 7)\n"
 "  --mpr UNITS     window in units of 128 packets, 1..32 (default 8)\n"
