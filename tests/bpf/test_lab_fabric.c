@@ -25,6 +25,7 @@
 #include "mrc/abi.h"
 #include "lab_fabric.skel.h"
 #include "test.h"
+#include "packet.h"
 
 TEST_STATE_DEFINE;
 
@@ -36,10 +37,6 @@ TEST_STATE_DEFINE;
 #define TC_ACT_SHOT	2
 
 #define LO_IFINDEX	1
-#define ETH_LEN		14
-#define IP4_LEN		20
-#define IP6_LEN		40
-#define UDP_LEN		8
 #define MRC_BASE_LEN	32	/* BTH + METH + RETH */
 #define PKT_MAX		2048
 
@@ -53,111 +50,6 @@ static struct lab_fabric *skel;
 static __u64 netns_cookie;
 static int ncpus;
 static __u32 next_id = 1;
-
-/* ====================================================================== */
-/* Checksums, computed independently of the program under test           */
-/* ====================================================================== */
-
-/* One's complement sum of big-endian 16-bit words (odd tail zero-padded). */
-static __u32 csum_add(__u32 sum, const void *data, size_t len)
-{
-	const __u8 *p = data;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (__u32)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (__u32)(p[len - 1] << 8);
-	return sum;
-}
-
-static __u16 csum_fold(__u32 sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
-static void put16(__u8 *p, __u16 v)
-{
-	p[0] = (__u8)(v >> 8);
-	p[1] = (__u8)v;
-}
-
-static __u16 get16(const __u8 *p)
-{
-	return (__u16)(p[0] << 8 | p[1]);
-}
-
-static void put32(__u8 *p, __u32 v)
-{
-	put16(p, (__u16)(v >> 16));
-	put16(p + 2, (__u16)v);
-}
-
-static int pkt_is_ipv6(const __u8 *pkt)
-{
-	return get16(pkt + 12) == 0x86DD;
-}
-
-static size_t l4_off(const __u8 *pkt)
-{
-	return ETH_LEN + (pkt_is_ipv6(pkt) ? IP6_LEN : IP4_LEN);
-}
-
-/* Sum of the UDP pseudo-header for a datagram of udp_len bytes. */
-static __u32 udp_pseudo_sum(const __u8 *pkt, __u32 udp_len)
-{
-	const __u8 *ip = pkt + ETH_LEN;
-	__u32 sum;
-
-	if (pkt_is_ipv6(pkt)) {
-		sum = csum_add(0, ip + 8, 32);		/* saddr, daddr */
-		sum += udp_len >> 16;
-		sum += udp_len & 0xffff;
-	} else {
-		sum = csum_add(0, ip + 12, 8);		/* saddr, daddr */
-		sum += udp_len;
-	}
-	return sum + 17;				/* IPPROTO_UDP */
-}
-
-/* Write a correct IPv4 header checksum. */
-static void ipv4_csum_fill(__u8 *pkt)
-{
-	__u8 *ip = pkt + ETH_LEN;
-
-	put16(ip + 10, 0);
-	put16(ip + 10, csum_fold(csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)));
-}
-
-static int ipv4_csum_ok(const __u8 *pkt)
-{
-	const __u8 *ip = pkt + ETH_LEN;
-
-	return csum_fold(csum_add(0, ip, (size_t)(ip[0] & 0xf) * 4)) == 0;
-}
-
-/* Write a correct UDP checksum over the UDP length field's datagram. */
-static void udp_csum_fill(__u8 *pkt)
-{
-	__u8 *udp = pkt + l4_off(pkt);
-	__u16 ulen = get16(udp + 4), c;
-
-	put16(udp + 6, 0);
-	c = csum_fold(csum_add(udp_pseudo_sum(pkt, ulen), udp, ulen));
-	put16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
-}
-
-/* Valid and present: a zero checksum is "none", not good enough here. */
-static int udp_csum_ok(const __u8 *pkt)
-{
-	const __u8 *udp = pkt + l4_off(pkt);
-	__u16 ulen = get16(udp + 4);
-
-	return get16(udp + 6) != 0 &&
-	       csum_fold(csum_add(udp_pseudo_sum(pkt, ulen), udp, ulen)) == 0;
-}
 
 /* ====================================================================== */
 /* Packet builder                                                         */
