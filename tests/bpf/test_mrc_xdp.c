@@ -398,55 +398,29 @@ static void mapped4(__u8 out[16], const __u8 a[4])
 	memcpy(out + 12, a, 4);
 }
 
-static void get_qp(struct mrc_qp_info *q)
+/* Read or write this test's QP slot of a per-QP map. */
+static void read_slot(int map_fd, void *value, const char *what)
 {
 	__u32 k = SLOT;
 
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_qps), &k, q), 0, "read mrc_qps");
+	ASSERT_EQ(bpf_map_lookup_elem(map_fd, &k, value), 0, what);
 }
 
-static void put_qp(const struct mrc_qp_info *q)
+static void write_slot(int map_fd, const void *value, const char *what)
 {
 	__u32 k = SLOT;
 
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_qps), &k, q, BPF_ANY), 0, "write mrc_qps");
+	ASSERT_EQ(bpf_map_update_elem(map_fd, &k, value, BPF_ANY), 0, what);
 }
 
-static void get_rx(struct mrc_rx_state *rx)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_rx), &k, rx), 0, "read mrc_rx");
-}
-
-static void put_rx(const struct mrc_rx_state *rx)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_rx), &k, rx, BPF_ANY), 0, "write mrc_rx");
-}
-
+static void get_qp(struct mrc_qp_info *q) { read_slot(MFD(mrc_qps), q, "read mrc_qps"); }
+static void put_qp(const struct mrc_qp_info *q) { write_slot(MFD(mrc_qps), q, "write mrc_qps"); }
+static void get_rx(struct mrc_rx_state *rx) { read_slot(MFD(mrc_rx), rx, "read mrc_rx"); }
+static void put_rx(const struct mrc_rx_state *rx) { write_slot(MFD(mrc_rx), rx, "write mrc_rx"); }
 /* mrc_tx_state is 8.7 KiB: callers keep it static. */
-static void get_tx(struct mrc_tx_state *tx)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_tx), &k, tx), 0, "read mrc_tx");
-}
-
-static void put_tx(const struct mrc_tx_state *tx)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_tx), &k, tx, BPF_ANY), 0, "write mrc_tx");
-}
-
-static void get_evs(struct mrc_qp_evs *e)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_qp_evs), &k, e), 0, "read mrc_qp_evs");
-}
+static void get_tx(struct mrc_tx_state *tx) { read_slot(MFD(mrc_tx), tx, "read mrc_tx"); }
+static void put_tx(const struct mrc_tx_state *tx) { write_slot(MFD(mrc_tx), tx, "write mrc_tx"); }
+static void get_evs(struct mrc_qp_evs *e) { read_slot(MFD(mrc_qp_evs), e, "read mrc_qp_evs"); }
 
 static void set_qp_state(__u32 state)
 {
