@@ -157,7 +157,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIBMRC) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "mrc_int.h"
@@ -42,8 +43,11 @@ static int write_all(int fd, const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		/* A closed peer is an error to report, not a SIGPIPE to die of. */
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

@@ -127,7 +127,8 @@ int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid)
 		return -errno;
 	if (bpf_map_lookup_elem(owner_fd, &key, &owner))
 		return -EBUSY;
-	if (owner != me && (kill((pid_t)owner, 0) == 0 || errno != ESRCH))
+	/* Ours already (another QP or context of this process), or alive. */
+	if (owner == me || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
 		return -EBUSY;
 	/* The owner is gone: take the slot over. */
 	bpf_map_delete_elem(owner_fd, &key);

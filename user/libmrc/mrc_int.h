@@ -62,6 +62,7 @@ struct mrc_send_wqe {
 	uint32_t imm;
 	uint32_t first_psn;	/* 32-bit PSN space */
 	uint32_t npkts;
+	uint32_t mtu;		/* path MTU when posted: fixes the segmentation */
 	uint16_t msn;
 	uint16_t wimm_msn;
 	int num_sge;

@@ -372,6 +372,10 @@ int mrc_modify_qp(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask)
 	if (to < MRC_QP_RESET || to > MRC_QP_ERROR ||
 	    !transition_allowed(qp->state, to))
 		return mrc_err(EINVAL);
+	/* RESET and ERROR take no attributes: refuse rather than drop them. */
+	if ((to == MRC_QP_RESET || to == MRC_QP_ERROR) &&
+	    mask & ~MRC_QP_ATTR_STATE)
+		return mrc_err(EINVAL);
 	if (to == MRC_QP_RESET)
 		return to_reset(qp) ? mrc_err(EINVAL) : mrc_qp_publish_state(qp);
 	if (to == MRC_QP_ERROR) {

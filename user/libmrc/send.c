@@ -97,6 +97,7 @@ int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
 	wqe->remote_addr = wr->remote_addr;
 	wqe->rkey = wr->rkey;
 	wqe->imm = wr->imm_data;
+	wqe->mtu = mtu;
 	wqe->npkts = wqe->length ? (uint32_t)((wqe->length + mtu - 1) / mtu) : 1;
 	wqe->first_psn = qp->next_psn;
 	wqe->msn = qp->msn++;
@@ -162,7 +163,7 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 {
 	struct data_hdr *h = &b->hdr[b->n];
 	struct iovec *iov = b->iov[b->n];
-	uint32_t mtu = qp->attr.path_mtu;
+	uint32_t mtu = wqe->mtu;
 	uint64_t off = (uint64_t)k * mtu;
 	uint32_t len = wqe->length - off < mtu ? (uint32_t)(wqe->length - off) : mtu;
 	uint32_t psn = wqe->first_psn + k;
