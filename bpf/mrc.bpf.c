@@ -104,6 +104,57 @@ struct {
 	PIN;
 } mrc_tx SEC(".maps");
 
+/* Per-EV counters, send log and reverse EVs of each QP (by slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_ev_stats);
+	PIN;
+} mrc_ev_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_send_log);
+	PIN;
+} mrc_send_log SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_rev_evs);
+	PIN;
+} mrc_rev_evs SEC(".maps");
+
+/* Which plane an interface is (ifindex -> 1-based plane), for XDP and TC. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PLANES_ABI);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_plane_of SEC(".maps");
+
+/* Profiles mrcd keeps; libmrc reads them when a QP connects. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PROFILES);
+	__type(key, __u32);
+	__type(value, struct mrc_ev_profile_rec);
+	PIN;
+} mrc_ev_profiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PROFILES);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_profile_rec);
+	PIN;
+} mrc_cc_profiles SEC(".maps");
+
 struct mrc_event_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, MRC_CTX_RING_BYTES);
@@ -275,6 +326,218 @@ static __always_inline __u32 fls64(__u64 x)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Per-EV bookkeeping: TC logs what it sent where, XDP judges the paths     */
+/* ------------------------------------------------------------------------ */
+
+static __always_inline struct mrc_send_rec *send_rec(__u32 slot, __u32 psn)
+{
+	struct mrc_send_log *log = bpf_map_lookup_elem(&mrc_send_log, &slot);
+
+	return log ? &log->rec[psn % MRC_WINDOW_MAX] : NULL;
+}
+
+static __always_inline struct mrc_ev_counters *ev_counters(__u32 slot,
+							   __u32 idx)
+{
+	struct mrc_qp_ev_stats *es = bpf_map_lookup_elem(&mrc_ev_stats, &slot);
+
+	return es ? &es->ev[idx & (MRC_MAX_EVS - 1)] : NULL;
+}
+
+static __always_inline void count_ev_tx(__u32 slot, int idx, __u32 bytes)
+{
+	struct mrc_ev_counters *c = ev_counters(slot, (__u32)idx);
+
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->packets, 1);
+	__sync_fetch_and_add(&c->bytes, bytes);
+}
+
+/* The send-log record of psn if it still describes psn, else NULL. */
+static __always_inline struct mrc_send_rec *sent_record(__u32 slot, __u32 psn)
+{
+	struct mrc_send_rec *rec = send_rec(slot, psn);
+
+	return rec && rec->psn == psn ? rec : NULL;
+}
+
+struct backup_ctx {
+	struct mrc_qp_evs *evs;
+	__u32 n;
+	__u32 plane;
+	__u32 found;		/* index + 1 of a usable backup, 0 = none */
+};
+
+static long find_backup_step(__u32 j, void *data)
+{
+	struct backup_ctx *bc = data;
+	struct mrc_ev_entry *e;
+
+	if (j >= bc->n)
+		return 1;
+	e = &bc->evs->ev[j & (MRC_MAX_EVS - 1)];
+	if (e->plane == bc->plane && !(e->flags & MRC_EV_F_ACTIVE) &&
+	    e->state == MRC_EV_GOOD) {
+		bc->found = j + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * An EV that keeps being marked is replaced by a backup EV of the same
+ * plane, so the plane keeps its share of the load.
+ */
+static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
+					    __u32 idx)
+{
+	struct mrc_ev_entry *e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	struct backup_ctx bc = { .evs = evs, .n = n, .plane = e->plane };
+
+	/* Late marks for an EV already retired must not retire another. */
+	if (!(e->flags & MRC_EV_F_ACTIVE))
+		return;
+	bpf_loop(MRC_MAX_EVS, find_backup_step, &bc, 0);
+	if (!bc.found)
+		return;
+	evs->ev[(bc.found - 1) & (MRC_MAX_EVS - 1)].flags |= MRC_EV_F_ACTIVE;
+	e->flags &= ~MRC_EV_F_ACTIVE;
+	/* As a backup it may serve again later: no pending skip. */
+	if (e->state == MRC_EV_SKIP)
+		e->state = MRC_EV_GOOD;
+}
+
+/* ECN echo or mid-path trim on the EV at idx: skip a turn, maybe swap. */
+static __always_inline void penalise_ev(__u32 slot, __u32 idx,
+					struct mrc_ev_counters *c)
+{
+	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	struct mrc_ev_entry *e;
+
+	if (!evs || !info || idx >= MRC_MAX_EVS)
+		return;
+	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	if (e->state == MRC_EV_GOOD)
+		e->state = MRC_EV_SKIP;
+	if (__sync_fetch_and_add(&c->marks_in_row, 1) + 1 >= MRC_EV_SWAP_MARKS) {
+		WRITE_ONCE(c->marks_in_row, 0);
+		swap_for_backup(evs, info->n_evs, idx);
+	}
+}
+
+/*
+ * The QP's smoothed RTT and deviation (RFC 6298 gains 1/8 and 1/4), for
+ * the reorder window. Updates from two CPUs may interleave; the estimate
+ * stays an estimate.
+ */
+static __always_inline void update_rtt(__u32 slot, __u64 rtt)
+{
+	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
+	__s64 srtt, var, err;
+	__u64 peak;
+
+	if (!tx || rtt > 0xffffffffull)
+		return;
+	peak = READ_ONCE(tx->rtt_peak_ns);
+	peak -= peak >> 6;
+	WRITE_ONCE(tx->rtt_peak_ns, rtt > peak ? (__u32)rtt : (__u32)peak);
+	srtt = READ_ONCE(tx->srtt_ns);
+	var = READ_ONCE(tx->rttvar_ns);
+	if (!srtt) {
+		WRITE_ONCE(tx->srtt_ns, (__u32)rtt);
+		WRITE_ONCE(tx->rttvar_ns, (__u32)(rtt / 2));
+		return;
+	}
+	err = (__s64)rtt - srtt;
+	/* Shifts, not divisions: BPF has no signed divide before v4. */
+	srtt += err >> 3;
+	var += ((err < 0 ? -err : err) - var) >> 2;
+	WRITE_ONCE(tx->srtt_ns, (__u32)srtt);
+	WRITE_ONCE(tx->rttvar_ns, (__u32)var);
+}
+
+/* The newest send time acknowledged on the trigger's plane only grows. */
+static __always_inline void note_plane_ack(__u32 slot,
+					   const struct mrc_send_rec *rec)
+{
+	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
+	__u32 plane = rec->plane;
+	__u64 *acked, old;
+
+	if (!tx || plane == 0 || plane > MRC_MAX_PLANES_ABI)
+		return;
+	acked = &tx->acked_sent_ns[(plane - 1) & (MRC_MAX_PLANES_ABI - 1)];
+	for (int i = 0; i < 4; i++) {
+		old = READ_ONCE(*acked);
+		if (old >= rec->sent_ns ||
+		    __sync_val_compare_and_swap(acked, old, rec->sent_ns) == old)
+			return;
+	}
+}
+
+/* What a SACK says about the path of the packet that triggered it. */
+static __always_inline void sack_feedback(__u32 slot, __u32 psn, __u8 m)
+{
+	struct mrc_send_rec *rec = sent_record(slot, psn);
+	struct mrc_ev_counters *c;
+
+	if (!rec)
+		return;
+	note_plane_ack(slot, rec);
+	c = ev_counters(slot, rec->ev_idx);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->acked, 1);
+	/* Karn: a resent packet's RTT is ambiguous. */
+	if (!(rec->flags & MRC_BTH_F_RETX)) {
+		__u64 rtt = bpf_ktime_get_ns() - rec->sent_ns;
+
+		__sync_fetch_and_add(&c->rtt_sum_ns, rtt);
+		__sync_fetch_and_add(&c->rtt_samples, 1);
+		update_rtt(slot, rtt);
+	}
+	if ((m & 3) == MRC_M_SKIP_ONCE) {
+		__sync_fetch_and_add(&c->ecn, 1);
+		penalise_ev(slot, rec->ev_idx, c);
+	} else if (READ_ONCE(c->marks_in_row)) {
+		WRITE_ONCE(c->marks_in_row, 0);
+	}
+}
+
+/* The EV a lost PSN went out on (for the loss report), counted. */
+static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
+					struct mrc_qp_evs *evs)
+{
+	struct mrc_send_rec *rec = sent_record(slot, psn);
+	struct mrc_ev_counters *c;
+
+	if (!rec)
+		return 0;
+	c = ev_counters(slot, rec->ev_idx);
+	if (c)
+		__sync_fetch_and_add(&c->losses, 1);
+	return evs ? evs->ev[rec->ev_idx & (MRC_MAX_EVS - 1)].ev : 0;
+}
+
+/* A trimmed packet: mid-path trims penalise its EV, last-hop trims not. */
+static __always_inline void trim_feedback(__u32 slot, __u32 psn, __u8 reason)
+{
+	struct mrc_send_rec *rec = sent_record(slot, psn);
+	struct mrc_ev_counters *c;
+
+	if (!rec)
+		return;
+	c = ev_counters(slot, rec->ev_idx);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->trims, 1);
+	if (reason == MRC_NACK_TRIMMED)
+		penalise_ev(slot, rec->ev_idx, c);
+}
+
+/* ------------------------------------------------------------------------ */
 /* DATA and PROBE: validate, then hand to the owner                         */
 /* ------------------------------------------------------------------------ */
 
@@ -289,6 +552,7 @@ struct mrc_pkt {
 	__u32 psn;		/* 24 bits */
 	__u8 opcode;
 	__u8 flags;
+	__u32 ifindex;		/* where it arrived: tells the plane */
 };
 
 /* Header lengths add up, the payload fits the message: 0 or a reason. */
@@ -353,6 +617,29 @@ static __always_inline int count_qp_drop(__u32 slot, int reason)
 	return count_drop(reason);
 }
 
+static __always_inline __u32 plane_of_ifindex(__u32 ifindex)
+{
+	__u32 *plane = bpf_map_lookup_elem(&mrc_plane_of, &ifindex);
+
+	return plane ? *plane : 0;
+}
+
+/*
+ * Remember the EVs the peer's data arrives on, per plane: the responder's
+ * SACKs go back over those paths (they are known to work).
+ */
+static __always_inline void learn_reverse_ev(__u32 slot, struct mrc_pkt *p)
+{
+	struct mrc_rev_evs *rev = bpf_map_lookup_elem(&mrc_rev_evs, &slot);
+	__u32 plane = plane_of_ifindex(p->ifindex), i;
+
+	if (!rev || plane == 0 || plane > MRC_MAX_PLANES_ABI)
+		return;
+	plane = (plane - 1) & (MRC_MAX_PLANES_ABI - 1);
+	i = __sync_fetch_and_add(&rev->next[plane], 1) % MRC_REV_EVS;
+	rev->ev[plane][i & (MRC_REV_EVS - 1)] = bpf_ntohs(p->udp->source);
+}
+
 static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 {
 	struct mrc_qp_info *info;
@@ -387,6 +674,8 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		st->rx_data++;
 		st->rx_data_bytes += p->payload_len;
 	}
+	if (!is_probe)
+		learn_reverse_ev(slot, p);
 	steer_to_owner(p->udp, info->sock_port);
 	return XDP_PASS;
 }
@@ -466,42 +755,118 @@ static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
 	return base + fls64(bits);
 }
 
+struct loss_ctx {
+	struct mrc_tx_state *tx;
+	const struct mrc_qp_info *info;
+	struct mrc_qp_evs *evs;
+	struct mrc_qp_stats *st;
+	__u64 now, reorder_ns, give_up_ns;
+	__u32 qpn, from, to;
+};
+
+/* Has a later packet on the same plane been acknowledged (or time run out)? */
+static __always_inline int overtaken(struct loss_ctx *lc,
+				     const struct mrc_send_rec *rec)
+{
+	__u32 plane = rec->plane;
+	__u64 acked;
+
+	if (lc->now - rec->sent_ns > lc->give_up_ns)
+		return 1;
+	if (plane == 0 || plane > MRC_MAX_PLANES_ABI)
+		return 0;
+	acked = READ_ONCE(lc->tx->acked_sent_ns[(plane - 1) & (MRC_MAX_PLANES_ABI - 1)]);
+	return acked > rec->sent_ns + lc->reorder_ns;
+}
+
 /*
- * Holes below the highest selective ack, by more than DUPTHRESH packets,
- * are lost. loss_mark remembers how far we reported, so each hole is
- * reported once (a timeout in libmrc rewinds it). The range is claimed
- * with a compare-and-swap so two CPUs never report the same PSN.
+ * First pass: how far the holes are old enough to be losses. A hole
+ * whose packet is younger than the reorder window ends the range: it and
+ * everything after it wait for later SACKs.
+ */
+static long loss_scan_step(__u32 i, void *data)
+{
+	struct loss_ctx *lc = data;
+	__u32 psn = lc->from + i;
+	struct mrc_send_rec *rec;
+
+	if (psn == lc->to)
+		return 1;
+	if (bitmap_test(lc->tx->sacked, psn))
+		return 0;
+	rec = sent_record(lc->qpn - 1, psn);
+	if (rec && !overtaken(lc, rec)) {
+		lc->to = psn;
+		return 1;
+	}
+	return 0;
+}
+
+static long report_loss_step(__u32 i, void *data)
+{
+	struct loss_ctx *lc = data;
+	struct mrc_event evt = { .type = MRC_EVT_LOSS, .qpn = lc->qpn };
+	__u32 psn = lc->from + i;
+
+	if (psn == lc->to)
+		return 1;
+	if (bitmap_test(lc->tx->sacked, psn))
+		return 0;
+	evt.psn = psn;
+	evt.ev = blame_loss(lc->qpn - 1, psn, lc->evs);
+	emit_event(lc->info, &evt);
+	if (lc->st)
+		lc->st->losses++;
+	return 0;
+}
+
+/* How much later a packet on the same plane must be to overtake a hole. */
+static __always_inline __u64 reorder_window(struct mrc_tx_state *tx)
+{
+	__u64 w = READ_ONCE(tx->srtt_ns) / MRC_REORDER_FRACTION;
+
+	return w < MRC_REORDER_MIN_NS ? MRC_REORDER_MIN_NS : w;
+}
+
+/* After this long without an acknowledgement a hole is lost anyway. */
+static __always_inline __u64 give_up_window(struct mrc_tx_state *tx)
+{
+	__u64 w = 2 * (__u64)READ_ONCE(tx->rtt_peak_ns);
+
+	return w < 4 * MRC_REORDER_MIN_NS ? 4 * MRC_REORDER_MIN_NS : w;
+}
+
+/*
+ * Holes below the highest selective ack (by more than DUPTHRESH PSNs and
+ * overtaken on their plane, see MRC_REORDER_FRACTION) are lost. loss_mark remembers how far we
+ * reported, so each hole is reported once (a timeout in libmrc rewinds
+ * it); the range is claimed with a compare-and-swap so two CPUs never
+ * report the same PSN.
  */
 static __always_inline void report_losses(struct mrc_tx_state *tx,
 					  const struct mrc_qp_info *info,
-					  __u32 qpn, __u32 una, __u32 ev)
+					  __u32 qpn, __u32 una)
 {
 	__u32 sack_max = READ_ONCE(tx->sack_max);
 	__u32 mark = READ_ONCE(tx->loss_mark);
-	__u32 from, to, limit = sack_max - MRC_DUPTHRESH;
-	struct mrc_event evt = { .type = MRC_EVT_LOSS, .qpn = qpn, .ev = ev };
-	struct mrc_qp_stats *st;
+	__u32 limit = sack_max - MRC_DUPTHRESH, slot = qpn - 1;
+	struct loss_ctx lc = { .tx = tx, .info = info, .qpn = qpn };
 
-	from = mrc_psn_before(mark, una) ? una : mark;
-	if (!mrc_psn_before(from, limit))
+	lc.from = mrc_psn_before(mark, una) ? una : mark;
+	if (!mrc_psn_before(lc.from, limit))
 		return;
-	to = limit - from > MRC_LOSS_BURST ? from + MRC_LOSS_BURST : limit;
-	if (__sync_val_compare_and_swap(&tx->loss_mark, mark, to) != mark)
+	lc.to = limit - lc.from > MRC_LOSS_BURST ? lc.from + MRC_LOSS_BURST : limit;
+	lc.now = bpf_ktime_get_ns();
+	lc.reorder_ns = reorder_window(tx);
+	lc.give_up_ns = give_up_window(tx);
+	bpf_loop(MRC_LOSS_BURST, loss_scan_step, &lc, 0);
+	if (lc.to == lc.from)
+		return;
+	if (__sync_val_compare_and_swap(&tx->loss_mark, mark, lc.to) != mark)
 		return;		/* another CPU reports this range */
-
-	st = qp_stats(qpn - 1);
-	for (__u32 i = 0; i < MRC_LOSS_BURST; i++) {
-		__u32 psn = from + i;
-
-		if (psn == to)
-			break;
-		if (bitmap_test(tx->sacked, psn))
-			continue;
-		evt.psn = psn;
-		emit_event(info, &evt);
-		if (st)
-			st->losses++;
-	}
+	lc.st = qp_stats(slot);
+	lc.evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	bpf_loop(MRC_LOSS_BURST, report_loss_step, &lc, 0);
 }
 
 /* Complete, in order, every posted WRITE whose last PSN is acked. */
@@ -588,7 +953,8 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	st = qp_stats(p->qpn - 1);
 	if (st)
 		st->rx_sack++;
-	report_losses(tx, info, p->qpn, una, bpf_ntohl(sh->ev));
+	sack_feedback(p->qpn - 1, mrc_psn_extend(una, p->psn), sh->m);
+	report_losses(tx, info, p->qpn, una);
 	emit_completions(tx, info, p->qpn, una);
 	return XDP_DROP;	/* consumed */
 }
@@ -647,6 +1013,9 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	evt.type = MRC_EVT_LOSS;
 	if (st)
 		st->losses++;
+	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP)
+		trim_feedback(p->qpn - 1, psn, nh->reason);
+	blame_loss(p->qpn - 1, psn, NULL);
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */
 }
@@ -687,6 +1056,7 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 	struct mrc_pkt p = {
 		.data = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
+		.ifindex = ctx->ingress_ifindex,
 	};
 	int ret = parse_mrc(&p);
 
@@ -710,29 +1080,78 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 }
 
 /* ------------------------------------------------------------------------ */
-/* TC egress: entropy value per packet                                      */
+/* TC egress: spraying                                                      */
 /* ------------------------------------------------------------------------ */
 
-/*
- * The next EV of the QP's rotation that may carry data. GOOD EVs are
- * used; an EV in SKIP loses this turn and goes back to GOOD.
- */
-static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, __u32 *ev)
+struct shuffle_ctx {
+	struct mrc_qp_evs *evs;
+	__u32 n;
+};
+
+/* One Fisher-Yates step: swap slot i = n - 1 - index with one below it. */
+static long shuffle_step(__u32 index, void *data)
 {
-	for (int i = 0; i < 8; i++) {
-		__u32 idx = __sync_fetch_and_add(&evs->next, 1) % n;
+	struct shuffle_ctx *sc = data;
+	__u32 i = sc->n - 1 - index, j;
+	__u8 t;
+
+	if (i == 0 || i >= MRC_MAX_EVS)
+		return 1;
+	j = bpf_get_prandom_u32() % (i + 1);
+	i &= MRC_MAX_EVS - 1;
+	j &= MRC_MAX_EVS - 1;
+	t = sc->evs->perm[i];
+	sc->evs->perm[i] = sc->evs->perm[j];
+	sc->evs->perm[j] = t;
+	return 0;
+}
+
+/*
+ * Redraw the rotation order when the cursor wraps, so the path sequence
+ * is not periodic. bpf_loop keeps the verifier's work independent of the
+ * table size.
+ */
+static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
+{
+	struct shuffle_ctx sc = { .evs = evs, .n = n };
+
+	if (n < 2 || n > MRC_MAX_EVS)
+		return;
+	bpf_loop(n - 1, shuffle_step, &sc, 0);
+	__sync_fetch_and_add(&evs->shuffles, 1);
+}
+
+/*
+ * The next EV of the QP's rotation that may carry data: ACTIVE and GOOD,
+ * and not `avoid` (the EV that lost the packet being resent). An entry in
+ * SKIP loses this turn and goes back to GOOD. Returns the entry's index.
+ */
+static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
+				   int *wrapped)
+{
+	for (int i = 0; i < 16; i++) {
+		__u32 pos = __sync_fetch_and_add(&evs->next, 1) % n;
+		__u32 idx;
 		struct mrc_ev_entry *e;
 
+		if (pos == n - 1)
+			*wrapped = 1;
+		asm volatile("" : "+r"(pos));
+		idx = evs->perm[pos & (MRC_MAX_EVS - 1)];
 		/* Keep the mask: the verifier cannot follow the modulo. */
 		asm volatile("" : "+r"(idx));
-		e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-
-		if (e->state == MRC_EV_GOOD) {
-			*ev = e->ev;
-			return 0;
-		}
-		if (e->state == MRC_EV_SKIP)
+		idx &= MRC_MAX_EVS - 1;
+		if (idx >= n)
+			continue;
+		e = &evs->ev[idx];
+		if (!(e->flags & MRC_EV_F_ACTIVE))
+			continue;
+		if (e->state == MRC_EV_SKIP) {
 			e->state = MRC_EV_GOOD;
+			continue;
+		}
+		if (e->state == MRC_EV_GOOD && (int)idx != avoid)
+			return (int)idx;
 	}
 	return -1;
 }
@@ -758,12 +1177,243 @@ static __always_inline int stamp_ev(struct __sk_buff *skb,
 		/* High 16 EV bits in the low 16 bits of the flow label. */
 		__u8 fl[2] = { (__u8)(ev >> 24), (__u8)(ev >> 16) };
 
-		if (bpf_skb_store_bytes(skb, l4->l3_off + 2, fl, 2, 0))
+		if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + 2, fl, 2, 0))
 			return -1;
 	}
 	/* The stack hashed the old port: make ECMP look at the new one. */
 	bpf_set_hash_invalid(skb);
 	return 0;
+}
+
+/* Replace one IPv4 address, fixing the IP and (pseudo-header) UDP sums. */
+static __always_inline int rewrite_addr4(struct __sk_buff *skb,
+					 const struct l4_info *l4, __u32 off,
+					 __u32 new_addr)
+{
+	__u32 old_addr;
+
+	if (bpf_skb_load_bytes(skb, off, &old_addr, 4))
+		return -1;
+	if (old_addr == new_addr)
+		return 0;
+	if (bpf_l3_csum_replace(skb, sizeof(struct ethhdr) +
+				offsetof(struct iphdr, check), old_addr, new_addr, 4) ||
+	    bpf_l4_csum_replace(skb, l4->l4_off + offsetof(struct udphdr, check),
+				old_addr, new_addr,
+				BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0 | 4))
+		return -1;
+	return bpf_skb_store_bytes(skb, off, &new_addr, 4, 0);
+}
+
+static __always_inline int rewrite_addr6(struct __sk_buff *skb,
+					 const struct l4_info *l4, __u32 off,
+					 const __u8 *new_addr)
+{
+	__u32 old_addr[4], new[4];
+	__s64 diff;
+
+	if (bpf_skb_load_bytes(skb, off, old_addr, 16))
+		return -1;
+	__builtin_memcpy(new, new_addr, 16);
+	diff = bpf_csum_diff(old_addr, 16, new, 16, 0);
+	if (diff < 0 ||
+	    bpf_l4_csum_replace(skb, l4->l4_off + offsetof(struct udphdr, check),
+				0, (__u32)diff,
+				BPF_F_PSEUDO_HDR | BPF_F_MARK_MANGLED_0))
+		return -1;
+	return bpf_skb_store_bytes(skb, off, new, 16, 0);
+}
+
+static __always_inline int peer_is_v4mapped(const __u8 *a)
+{
+	const __u32 *w = (const __u32 *)a;
+
+	return w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff);
+}
+
+/*
+ * Move a packet to another plane: that plane's source address and the
+ * peer's address on that plane; the caller then redirects it with
+ * bpf_redirect_neigh(), which routes it on the plane's interface and fills
+ * in the MACs (bpf_fib_lookup would need IP forwarding on the host).
+ * Returns the plane's ifindex, or 0 to send the packet where it was going
+ * (plane not configured, family not on that plane).
+ */
+static __always_inline __u32 move_to_plane(struct __sk_buff *skb,
+					   const struct l4_info *l4,
+					   const struct mrc_qp_info *info,
+					   __u32 plane)
+{
+	struct mrc_plane *pl;
+	__u32 key = plane - 1;
+	const __u8 *peer;
+
+	if (plane == 0 || plane > MRC_MAX_PLANES_ABI ||
+	    plane > info->n_peer_addrs)
+		return 0;
+	pl = bpf_map_lookup_elem(&mrc_planes, &key);
+	if (!pl || !pl->ifindex)
+		return 0;
+	peer = info->peer_addrs[key & (MRC_MAX_PLANES_ABI - 1)];
+
+	/* The peer must have an address of the packet's family there. */
+	if (peer_is_v4mapped(peer) != (l4->l3_proto == ETH_P_IP))
+		return 0;
+	if (l4->l3_proto == ETH_P_IP) {
+		__u32 src, dst;
+
+		__builtin_memcpy(&src, pl->addr4, 4);
+		__builtin_memcpy(&dst, peer + 12, 4);
+		if (!src || !dst)
+			return 0;
+		if (rewrite_addr4(skb, l4, sizeof(struct ethhdr) +
+				  offsetof(struct iphdr, saddr), src) ||
+		    rewrite_addr4(skb, l4, sizeof(struct ethhdr) +
+				  offsetof(struct iphdr, daddr), dst))
+			return 0;
+	} else {
+		__u32 src[4];
+
+		__builtin_memcpy(src, pl->addr6, 16);
+		if (!(src[0] | src[1] | src[2] | src[3]))
+			return 0;
+		if (rewrite_addr6(skb, l4, sizeof(struct ethhdr) +
+				  offsetof(struct ipv6hdr, saddr), pl->addr6) ||
+		    rewrite_addr6(skb, l4, sizeof(struct ethhdr) +
+				  offsetof(struct ipv6hdr, daddr), peer))
+			return 0;
+	}
+	/* Its egress program runs again on the new plane: let it pass. */
+	skb->mark = MRC_SKB_MARK_SPRAYED;
+	return pl->ifindex;
+}
+
+/* The local QP an outgoing packet belongs to: by peer QP and address. */
+static __always_inline int outgoing_qp(void *data, void *end,
+				       const struct l4_info *l4,
+				       const struct mrc_bth *bth, __u32 *slot)
+{
+	struct mrc_peer_key key = {};
+	__u32 *qpn;
+
+	key.remote_qpn = bpf_ntohl(bth->dqpn) & MRC_QPN_MASK;
+	if (l4->l3_proto == ETH_P_IP) {
+		struct iphdr *ip = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		key.addr[10] = 0xff;
+		key.addr[11] = 0xff;
+		__builtin_memcpy(&key.addr[12], &ip->daddr, 4);
+	} else {
+		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		__builtin_memcpy(key.addr, &ip6->daddr, 16);
+	}
+	qpn = bpf_map_lookup_elem(&mrc_peers, &key);
+	if (!qpn || *qpn == 0 || *qpn > MRC_MAX_QPS)
+		return -1;
+	*slot = *qpn - 1;
+	return 0;
+}
+
+/* DATA: next EV of the rotation, its plane, its stamp, its log entry. */
+static __always_inline int spray_data(struct __sk_buff *skb,
+				      const struct l4_info *l4,
+				      const struct mrc_bth *bth, __u32 slot)
+{
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
+	__u32 raw = bpf_ntohl(bth->psn), psn, n, plane, ifindex = 0;
+	__u8 flags = raw >> 24;
+	struct mrc_send_rec *rec;
+	struct mrc_qp_stats *st;
+	struct mrc_ev_entry *e;
+	int idx, avoid = -1, wrapped = 0;
+
+	if (!info || !evs || !tx)
+		return TC_ACT_OK;
+	n = info->n_evs;
+	if (n == 0 || n > MRC_MAX_EVS)
+		return TC_ACT_OK;
+	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), raw & MRC_PSN_MASK);
+	rec = send_rec(slot, psn);
+	if (!rec)
+		return TC_ACT_OK;
+	/* A resend never takes the path that lost the packet. */
+	if (flags & MRC_BTH_F_RETX && rec->psn == psn)
+		avoid = rec->ev_idx;
+
+	idx = next_ev(evs, n, avoid, &wrapped);
+	if (wrapped)
+		reshuffle(evs, n);
+	if (idx < 0)
+		return TC_ACT_OK;	/* nothing usable: leave the socket's port */
+	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	plane = e->plane;
+	if (plane && plane != plane_of_ifindex(skb->ifindex))
+		ifindex = move_to_plane(skb, l4, info, plane);
+	if (!ifindex)
+		plane = plane_of_ifindex(skb->ifindex);
+	if (stamp_ev(skb, l4, e->ev, info->ev_format))
+		return TC_ACT_OK;
+
+	rec->psn = psn;
+	rec->ev_idx = (__u8)idx;
+	rec->plane = (__u8)plane;
+	rec->flags = flags & MRC_BTH_F_RETX;
+	rec->sent_ns = bpf_ktime_get_ns();
+	count_ev_tx(slot, idx, skb->len);
+	st = qp_stats(slot);
+	if (st)
+		st->tx_stamped++;
+	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
+}
+
+/*
+ * SACK/NACK from the responder: spread over the planes and the EVs the
+ * data direction used on each (learned by XDP), so acknowledgements take
+ * working paths too and no single path carries them all.
+ */
+static __always_inline int spray_ack(struct __sk_buff *skb,
+				     const struct l4_info *l4, __u32 slot)
+{
+	struct mrc_rev_evs *rev = bpf_map_lookup_elem(&mrc_rev_evs, &slot);
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	__u32 plane = 0, ev = 0, ifindex = 0;
+
+	if (!rev || !info || !info->n_peer_addrs)
+		return TC_ACT_OK;
+	for (int i = 0; i < MRC_MAX_PLANES_ABI; i++) {
+		__u32 p = __sync_fetch_and_add(&rev->pick, 1) % info->n_peer_addrs;
+		__u32 filled, slot_i;
+
+		asm volatile("" : "+r"(p));
+		p &= MRC_MAX_PLANES_ABI - 1;
+		/* Only the slots the plane's data has filled so far. */
+		filled = READ_ONCE(rev->next[p]);
+		if (filled == 0)
+			continue;
+		if (filled > MRC_REV_EVS)
+			filled = MRC_REV_EVS;
+		slot_i = bpf_get_prandom_u32() % filled;
+		asm volatile("" : "+r"(slot_i));
+		ev = rev->ev[p][slot_i & (MRC_REV_EVS - 1)];
+		if (ev) {
+			plane = p + 1;
+			break;
+		}
+	}
+	if (!ev)
+		return TC_ACT_OK;	/* nothing learned yet */
+	if (plane != plane_of_ifindex(skb->ifindex))
+		ifindex = move_to_plane(skb, l4, info, plane);
+	if (stamp_ev(skb, l4, ev, MRC_EVF_UDP))
+		return TC_ACT_OK;
+	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 
 SEC("tc")
@@ -772,55 +1422,25 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
 	struct cursor c = { .pos = data, .end = end };
-	struct mrc_peer_key key = {};
-	struct mrc_qp_info *info;
-	struct mrc_qp_evs *evs;
-	struct mrc_qp_stats *st;
 	struct l4_info l4 = {};
 	struct udphdr *udp;
 	struct mrc_bth *bth;
-	__u32 *qpn, slot, ev;
+	__u32 slot = 0;
 
+	if (skb->mark == MRC_SKB_MARK_SPRAYED)
+		return TC_ACT_OK;	/* moved here from another plane */
 	if (parse_l3(&c, data, &l4) || !l4.is_udp)
 		return TC_ACT_OK;
 	udp = cursor_take(&c, sizeof(*udp));
 	bth = cursor_take(&c, sizeof(*bth));
 	if (!udp || !bth || udp->dest != bpf_htons(mrc_port()))
 		return TC_ACT_OK;
-	if (!mrc_opcode_is_data(bth->opcode))
+	if (outgoing_qp(data, end, &l4, bth, &slot))
 		return TC_ACT_OK;
-
-	key.remote_qpn = bpf_ntohl(bth->dqpn) & MRC_QPN_MASK;
-	if (l4.l3_proto == ETH_P_IP) {
-		struct iphdr *ip = data + sizeof(struct ethhdr);
-
-		if ((void *)(ip + 1) > end)
-			return TC_ACT_OK;
-		key.addr[10] = 0xff;
-		key.addr[11] = 0xff;
-		__builtin_memcpy(&key.addr[12], &ip->daddr, 4);
-	} else {
-		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
-
-		if ((void *)(ip6 + 1) > end)
-			return TC_ACT_OK;
-		__builtin_memcpy(key.addr, &ip6->daddr, 16);
-	}
-	qpn = bpf_map_lookup_elem(&mrc_peers, &key);
-	if (!qpn || *qpn == 0 || *qpn > MRC_MAX_QPS)
-		return TC_ACT_OK;
-	slot = *qpn - 1;
-	info = bpf_map_lookup_elem(&mrc_qps, &slot);
-	evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
-	if (!info || !evs || info->n_evs == 0 || info->n_evs > MRC_MAX_EVS)
-		return TC_ACT_OK;
-	if (next_ev(evs, info->n_evs, &ev))
-		return TC_ACT_OK;	/* no usable EV: leave the socket's */
-	if (stamp_ev(skb, &l4, ev, info->ev_format))
-		return TC_ACT_OK;
-	st = qp_stats(slot);
-	if (st)
-		st->tx_stamped++;
+	if (mrc_opcode_is_data(bth->opcode))
+		return spray_data(skb, &l4, bth, slot);
+	if (bth->opcode == MRC_OP_SACK || bth->opcode == MRC_OP_NACK)
+		return spray_ack(skb, &l4, slot);
 	return TC_ACT_OK;
 }
 

@@ -193,7 +193,8 @@ MRC_ABI_ASSERT_SIZE(struct mrc_nackh, 12);
  */
 #define MRC_MAX_QPS		256
 #define MRC_MAX_CTX		64	/* processes using libmrc at once */
-#define MRC_MAX_PEER_ADDRS	8	/* one per plane */
+#define MRC_MAX_PEER_ADDRS	8	/* one per plane, plane order */
+#define MRC_MAX_PLANES_ABI	8
 #define MRC_MAX_EVS		256	/* EV table of one QP */
 #define MRC_CTX_RING_BYTES	(1u << 20)	/* event ring of one context */
 
@@ -260,20 +261,85 @@ enum mrc_ev_state {
 	MRC_EV_DENIED		= 3,
 };
 
+/* Flags of an EV table entry. */
+enum mrc_ev_flags {
+	MRC_EV_F_ACTIVE	= 1 << 0,	/* in the rotation; otherwise a backup */
+};
+
 /* One path of a QP: an entropy value and the plane it leaves on. */
 struct mrc_ev_entry {
 	__u32	ev;
-	__u16	plane;		/* 1-based; 0 = any */
-	__u16	state;		/* enum mrc_ev_state */
+	__u16	plane;		/* 1-based */
+	__u8	state;		/* enum mrc_ev_state */
+	__u8	flags;		/* enum mrc_ev_flags */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_entry, 8);
 
+/*
+ * A QP's paths. TC egress walks `perm` (a permutation of 0..n_evs-1,
+ * reshuffled each time the cursor wraps) and sends on the entry it names
+ * if that entry is ACTIVE and GOOD; an entry in SKIP loses this turn and
+ * becomes GOOD again. XDP moves entries between states from the SACKs.
+ */
 struct mrc_qp_evs {
 	__u32	next;		/* rotation cursor */
-	__u32	pad;
+	__u32	shuffles;	/* times the permutation was redrawn */
 	struct mrc_ev_entry ev[MRC_MAX_EVS];
+	__u8	perm[MRC_MAX_EVS];
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 8 + 8 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 8 + 9 * MRC_MAX_EVS);
+
+/* Marks in a row after which an EV is swapped for a backup of its plane. */
+#define MRC_EV_SWAP_MARKS	8
+
+/* Per-EV counters of one QP (array indexed by slot). Updated atomically. */
+struct mrc_ev_counters {
+	__u64	packets;	/* sent on this EV (TC) */
+	__u64	bytes;
+	__u64	acked;		/* SACKs triggered by a packet on this EV */
+	__u64	ecn;		/* SACKs echoing a CE mark (M = SKIP_ONCE) */
+	__u64	trims;		/* NACK TRIMMED of a packet on this EV */
+	__u64	losses;		/* holes and NACKs attributed to this EV */
+	__u64	rtt_sum_ns;	/* over acked, not retransmitted packets */
+	__u32	rtt_samples;
+	__u32	marks_in_row;	/* ECN/trim marks since the last clean SACK */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 64);
+
+struct mrc_qp_ev_stats {
+	struct mrc_ev_counters ev[MRC_MAX_EVS];
+};
+
+/*
+ * Send log of one QP, by PSN % MRC_WINDOW_MAX: which EV and plane carried
+ * the PSN's latest transmission and when, for the ACK path.
+ */
+struct mrc_send_rec {
+	__u32	psn;		/* full 32-bit PSN this record is about */
+	__u8	ev_idx;		/* index into mrc_qp_evs.ev */
+	__u8	plane;
+	__u8	flags;		/* MRC_BTH_F_RETX when a retransmission */
+	__u8	pad;
+	__u64	sent_ns;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_send_rec, 16);
+
+struct mrc_send_log {
+	struct mrc_send_rec rec[MRC_WINDOW_MAX];
+};
+
+/*
+ * EVs the responder learned from the data direction, per plane, for its
+ * SACKs and NACKs: a small ring per plane that XDP fills from the source
+ * ports of arriving DATA and TC egress picks from.
+ */
+#define MRC_REV_EVS	8
+struct mrc_rev_evs {
+	__u32	next[MRC_MAX_PLANES_ABI];	/* fill cursor per plane */
+	__u32	pick;				/* plane rotation for ACKs */
+	__u32	pad;
+	__u32	ev[MRC_MAX_PLANES_ABI][MRC_REV_EVS];
+};
 
 /*
  * Responder state of one QP, in a BPF_F_MMAPABLE array: libmrc writes it
@@ -315,10 +381,28 @@ struct mrc_tx_state {
 	__u32	wr_tail;	/* next free WR record (libmrc) */
 	__u32	state;		/* enum mrc_qp_state_code; XDP sets ERROR */
 	__u32	generation;
+	__u32	srtt_ns;	/* smoothed RTT of SACK triggers (XDP) */
+	__u32	rttvar_ns;	/* its mean deviation */
+	__u32	rtt_peak_ns;	/* recent largest RTT, decaying 1/64 a sample */
+	__u32	pad;
+	/* Send time of the newest packet SACKed on each plane (XDP). */
+	__u64	acked_sent_ns[MRC_MAX_PLANES_ABI];
 	__u64	sacked[MRC_BITMAP_WORDS];	/* ring of SACKed PSNs */
 	struct mrc_wr_rec wr[MRC_WR_RING];
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_tx_state, 32 + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
+		    48 + 8 * MRC_MAX_PLANES_ABI + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+
+/*
+ * Loss detection tolerates reordering between paths (RACK, per plane): a
+ * hole below the highest SACK is lost once a packet sent on the same plane
+ * more than srtt / MRC_REORDER_FRACTION later has been acknowledged (each
+ * plane is nearly FIFO, while planes differ in delay by their queues), or
+ * once it is older than twice the recent peak RTT (a plane that stopped
+ * acknowledging altogether).
+ */
+#define MRC_REORDER_FRACTION	8
+#define MRC_REORDER_MIN_NS	50000
 
 /* Records XDP writes to a context's event ring. */
 enum mrc_event_type {
@@ -374,14 +458,18 @@ struct mrc_drop_stats {
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
 
-/* A plane interface mrcd serves (array indexed by plane - 1). */
+/*
+ * A plane interface mrcd serves (array indexed by plane - 1), with the
+ * source addresses TC egress writes when it moves a packet to this plane.
+ */
 struct mrc_plane {
 	__u32	ifindex;	/* 0 = unused */
 	__u32	flags;
 	char	name[16];
+	__u8	addr4[4];	/* network order; 0 = none */
+	__u8	addr6[16];	/* 0 = none */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_plane, 24);
-#define MRC_MAX_PLANES_ABI	8
+MRC_ABI_ASSERT_SIZE(struct mrc_plane, 44);
 
 /* Per-QP counters, in a per-CPU array indexed by slot. Append-only. */
 struct mrc_qp_stats {
@@ -397,6 +485,59 @@ struct mrc_qp_stats {
 	__u64	tx_stamped;	/* packets TC gave an EV */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 80);
+
+/*
+ * Profiles, kept by mrcd in pinned hash maps (key: profile id) so libmrc
+ * builds a QP's EV table from the profile the QP names, and bpftool shows
+ * them. Profile 0 is the built-in AUTO profile when no profile 0 exists.
+ */
+#define MRC_MAX_PROFILES	64
+#define MRC_EV_MAX_FIELDS	8
+
+struct mrc_ev_field_rec {
+	__u32	width, init, min, max, mask;
+};
+
+struct mrc_ev_explicit_rec {
+	__u32	ev;
+	__u16	plane;		/* 0 = spread over planes */
+	__u16	pad;
+};
+
+struct mrc_ev_profile_rec {
+	__u16	id;
+	__u8	type;		/* 0 EXPLICIT, 1 GENERATED, 2 AUTO */
+	__u8	state;		/* 0 INIT, 1 OFFLINE, 2 ONLINE */
+	__u32	format;		/* enum mrc_ev_format */
+	__u32	ev_count;
+	__u32	ev_min_active;
+	__u32	event_mask;
+	__u32	backups_per_plane;
+	__u8	n_fmt;
+	__u8	fmt[MRC_EV_MAX_FIELDS];	/* wire field widths */
+	__u8	n_fields;
+	__u16	n_explicit;
+	struct mrc_ev_field_rec field[MRC_EV_MAX_FIELDS];
+	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
+};
+
+/* NSCC parameters of a CC profile (used by the congestion control). */
+struct mrc_cc_profile_rec {
+	__u16	id;
+	__u8	state;		/* as EV profiles */
+	__u8	enabled;	/* 0 = window fixed at max_cwnd */
+	__u32	base_rtt_ns;
+	__u32	target_delay_ns;	/* 0 = 0.75 x base RTT */
+	__u32	max_cwnd_bytes;		/* 0 = 1.5 x BDP of the slowest plane */
+	__u32	gamma_milli;		/* multiplicative decrease factor x 1000 */
+	__u32	max_md_jump_milli;
+	__u32	qa_gate;
+	__u32	pad;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_cc_profile_rec, 32);
+
+/* skb->mark bit TC egress sets on a packet it moved to another plane. */
+#define MRC_SKB_MARK_SPRAYED	0x4d520000u
 
 /* Global settings of the fast path (single-entry array). */
 struct mrc_global_cfg {

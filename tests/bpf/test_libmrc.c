@@ -910,6 +910,12 @@ static void test_qp_state_machine(void)
 	ASSERT_EQ(qp_state(qp), MRC_QP_INIT, "still INIT");
 	a.peer_addrs[0] = ss_of(LOCAL6);
 
+	/* An EV profile id mrcd does not know: refused, still INIT. */
+	a.ev_profile_id = 7;
+	EXPECT_ERR(mrc_modify_qp(qp, &a, full), ENOENT, "INIT->RTR with unknown EV profile");
+	ASSERT_EQ(qp_state(qp), MRC_QP_INIT, "still INIT after unknown profile");
+	a.ev_profile_id = 0;	/* the built-in AUTO profile */
+
 	/* Complete: RTR, and query returns what was set. */
 	ASSERT_EQ(mrc_modify_qp(qp, &a, full), 0, "INIT->RTR");
 	memset(&q, 0, sizeof(q));
@@ -922,7 +928,7 @@ static void test_qp_state_machine(void)
 	ASSERT_EQ(q.exp_retry_cnt, 5, "query: exp_retry_cnt");
 	ASSERT_EQ(q.max_wimm_out, 5, "query: max_wimm_out");
 	ASSERT_EQ(q.max_wimm_in, 6, "query: max_wimm_in");
-	ASSERT_EQ(q.ev_profile_id, 2, "query: ev_profile_id");
+	ASSERT_EQ(q.ev_profile_id, 0, "query: ev_profile_id");
 	ASSERT_EQ(q.cc_profile_id, 3, "query: cc_profile_id");
 	ASSERT_EQ(q.dest_qpn, n2, "query: dest_qpn");
 	ASSERT_EQ(q.rq_psn, 0x123456, "query: rq_psn");

@@ -930,3 +930,65 @@ int ev_parse_field_spec(const char *s, struct ev_field *f,
 	*f = r;
 	return 0;
 }
+
+void ev_profile_to_rec(const struct ev_profile *p, uint32_t backups_per_plane,
+		       struct mrc_ev_profile_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->id = p->id;
+	rec->type = (uint8_t)p->type;
+	rec->state = (uint8_t)p->state;
+	rec->format = p->format;
+	rec->ev_count = p->ev_count;
+	rec->ev_min_active = p->ev_min_active;
+	rec->event_mask = p->event_mask;
+	rec->backups_per_plane = backups_per_plane;
+	rec->n_fmt = (uint8_t)p->layout.n_fmt;
+	memcpy(rec->fmt, p->layout.fmt, sizeof(rec->fmt));
+	rec->n_fields = (uint8_t)p->layout.n_fields;
+	for (uint32_t i = 0; i < p->layout.n_fields && i < MRC_EV_MAX_FIELDS; i++) {
+		const struct ev_field *f = &p->layout.fields[i];
+
+		rec->field[i] = (struct mrc_ev_field_rec){
+			f->width, f->init, f->min, f->max, f->mask };
+	}
+	rec->n_explicit = (uint16_t)p->n_explicit;
+	for (uint32_t i = 0; i < p->n_explicit && i < MRC_MAX_EVS; i++) {
+		rec->explicit_evs[i].ev = p->explicit_evs[i].ev;
+		rec->explicit_evs[i].plane = p->explicit_evs[i].plane;
+	}
+}
+
+int ev_profile_from_rec(const struct mrc_ev_profile_rec *rec,
+			struct ev_profile *p, uint32_t *backups_per_plane)
+{
+	if (rec->n_fmt > EV_MAX_FIELDS || rec->n_fields > EV_MAX_FIELDS ||
+	    rec->n_explicit > MRC_MAX_EVS || rec->type > EV_PROFILE_AUTO ||
+	    rec->state > EV_PROFILE_STATE_ONLINE)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->id = rec->id;
+	p->type = (enum ev_profile_type)rec->type;
+	p->state = (enum ev_profile_state)rec->state;
+	p->format = rec->format;
+	p->ev_count = rec->ev_count;
+	p->ev_min_active = rec->ev_min_active;
+	p->event_mask = rec->event_mask;
+	p->layout.n_fmt = rec->n_fmt;
+	memcpy(p->layout.fmt, rec->fmt, sizeof(p->layout.fmt));
+	p->layout.n_fields = rec->n_fields;
+	for (uint32_t i = 0; i < rec->n_fields; i++) {
+		const struct mrc_ev_field_rec *f = &rec->field[i];
+
+		p->layout.fields[i] = (struct ev_field){
+			f->width, f->init, f->min, f->max, f->mask };
+	}
+	p->n_explicit = rec->n_explicit;
+	for (uint32_t i = 0; i < rec->n_explicit; i++) {
+		p->explicit_evs[i].ev = rec->explicit_evs[i].ev;
+		p->explicit_evs[i].plane = rec->explicit_evs[i].plane;
+	}
+	if (backups_per_plane)
+		*backups_per_plane = rec->backups_per_plane;
+	return 0;
+}

@@ -277,4 +277,14 @@ int ev_parse_fmt_fields(const char *s, uint8_t *widths, unsigned int max_n,
 int ev_parse_field_spec(const char *s, struct ev_field *f,
 			char *err, size_t errlen);
 
+/*
+ * Profiles travel between mrcd and libmrc in the pinned mrc_ev_profiles
+ * map as struct mrc_ev_profile_rec (include/mrc/abi.h). from_rec checks
+ * the record's counts, so a damaged record is -EINVAL, not an overrun.
+ */
+void ev_profile_to_rec(const struct ev_profile *p, uint32_t backups_per_plane,
+		       struct mrc_ev_profile_rec *rec);
+int ev_profile_from_rec(const struct mrc_ev_profile_rec *rec,
+			struct ev_profile *p, uint32_t *backups_per_plane);
+
 #endif

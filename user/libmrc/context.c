@@ -62,6 +62,10 @@ static int open_maps(struct mrc_context *ctx)
 		{ "mrc_rx", &ctx->fd_rx },
 		{ "mrc_tx", &ctx->fd_tx },
 		{ "mrc_qp_stats", &ctx->fd_qp_stats },
+		{ "mrc_ev_profiles", &ctx->fd_ev_profiles },
+		{ "mrc_ev_stats", &ctx->fd_ev_stats },
+		{ "mrc_send_log", &ctx->fd_send_log },
+		{ "mrc_rev_evs", &ctx->fd_rev_evs },
 	};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -171,7 +175,7 @@ static int open_socket(struct mrc_context *ctx)
 {
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	socklen_t len = sizeof(addr);
-	int off = 0, on = 1, size = 8 << 20;
+	int off = 0, on = 1, size = 8 << 20, ect0 = 0x02;
 
 	ctx->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			   0);
@@ -181,6 +185,9 @@ static int open_socket(struct mrc_context *ctx)
 	/* Bursts of a whole window arrive at once: give them room. */
 	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
 	setsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	/* ECN-capable, so congested switches mark (CE) instead of dropping. */
+	setsockopt(ctx->sock, IPPROTO_IP, IP_TOS, &ect0, sizeof(ect0));
+	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_TCLASS, &ect0, sizeof(ect0));
 	setsockopt(ctx->sock, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof(on));
 	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)) ||
@@ -221,7 +228,8 @@ static void context_free(struct mrc_context *ctx)
 	int *fds[] = { &ctx->fd_qps, &ctx->fd_qp_owner, &ctx->fd_ctx_owner,
 		       &ctx->fd_peers, &ctx->fd_qp_evs, &ctx->fd_events,
 		       &ctx->fd_planes, &ctx->fd_rx, &ctx->fd_tx,
-		       &ctx->fd_qp_stats };
+		       &ctx->fd_qp_stats, &ctx->fd_ev_profiles,
+		       &ctx->fd_ev_stats, &ctx->fd_send_log, &ctx->fd_rev_evs };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		close_fd(fds[i]);
 	free(ctx);
@@ -250,6 +258,8 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	ctx->fd_qps = ctx->fd_qp_owner = ctx->fd_ctx_owner = ctx->fd_peers = -1;
 	ctx->fd_qp_evs = ctx->fd_events = ctx->fd_planes = ctx->fd_rx = -1;
 	ctx->fd_tx = ctx->fd_qp_stats = -1;
+	ctx->fd_ev_profiles = ctx->fd_ev_stats = ctx->fd_send_log = -1;
+	ctx->fd_rev_evs = -1;
 
 	err = open_maps(ctx);
 	if (!err)

@@ -82,6 +82,8 @@ struct mrc_qp {
 	uint8_t peer_keys[MRC_MAX_PLANES][16];	/* as the maps hold them */
 	uint8_t n_peers;
 	bool maps_installed;
+	uint32_t n_evs;			/* entries in the QP's EV table */
+	uint8_t ev_format;		/* enum mrc_ev_format */
 
 	/* requester */
 	struct mrc_tx_state *tx;	/* mmapped, shared with XDP */
@@ -132,6 +134,7 @@ struct mrc_context {
 
 	int fd_qps, fd_qp_owner, fd_ctx_owner, fd_peers, fd_qp_evs;
 	int fd_events, fd_planes, fd_rx, fd_tx, fd_qp_stats;
+	int fd_ev_profiles, fd_ev_stats, fd_send_log, fd_rev_evs;
 	uint8_t *rx_map, *tx_map;
 	size_t rx_map_len, tx_map_len;
 

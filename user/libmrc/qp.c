@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "lib/ev_profile.h"
 #include "mrc_int.h"
 
 
@@ -120,21 +121,101 @@ static void addr_key(const struct sockaddr_in6 *sa, uint8_t key[16])
 	memcpy(key, &sa->sin6_addr, 16);
 }
 
-/* The EV every packet of this QP carries until EV profiles arrive. */
-static uint32_t default_ev(uint32_t qpn)
+static int local_plane_count(struct mrc_context *ctx)
 {
-	return 49152 + (qpn * 2654435761u) % 16384;
+	int n = 0;
+
+	for (uint32_t i = 0; i < MRC_MAX_PLANES_ABI; i++) {
+		struct mrc_plane p;
+
+		if (bpf_map_lookup_elem(ctx->fd_planes, &i, &p) || !p.ifindex)
+			break;
+		n++;
+	}
+	return n;
 }
 
+/*
+ * The QP's EV profile: the one mrcd keeps under that id (it must be
+ * ONLINE), or the built-in AUTO profile for id 0 when none is defined.
+ */
+static int load_ev_profile(struct mrc_qp *qp, struct ev_profile *p,
+			   uint32_t *backups)
+{
+	struct mrc_ev_profile_rec rec;
+	uint32_t id = qp->attr.ev_profile_id;
+	char err[EV_ERR_LEN];
+
+	if (bpf_map_lookup_elem(qp->ctx->fd_ev_profiles, &id, &rec)) {
+		if (id != 0)
+			return -ENOENT;
+		*backups = 0;
+		return ev_profile_init(p, 0, EV_PROFILE_AUTO, MRC_EVF_UDP, err,
+				       sizeof(err));
+	}
+	if (ev_profile_from_rec(&rec, p, backups))
+		return -EINVAL;
+	return p->state == EV_PROFILE_STATE_ONLINE ? 0 : -EINVAL;
+}
+
+/* Fisher-Yates with libc's random(): the first rotation order. */
+static void shuffle(uint8_t *perm, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		perm[i] = (uint8_t)i;
+	for (uint32_t i = n - 1; n > 1 && i > 0; i--) {
+		uint32_t j = (uint32_t)random() % (i + 1);
+		uint8_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}
+
+/*
+ * Build the QP's path table from its EV profile, spread over the planes
+ * both ends have, and reset its per-EV counters, send log and reverse
+ * EVs. TC egress sprays over this table from the first packet.
+ */
 static int install_evs(struct mrc_qp *qp)
 {
+	static struct ev_table_entry table[MRC_MAX_EVS];
+	struct mrc_context *ctx = qp->ctx;
+	static struct mrc_qp_ev_stats zero_stats;
+	static struct mrc_send_log zero_log;
+	struct mrc_rev_evs zero_rev = {};
 	struct mrc_qp_evs evs = {};
+	struct ev_profile prof;
+	char err[EV_ERR_LEN];
+	uint32_t backups = 0, n = 0;
+	int planes = local_plane_count(ctx), ret;
 
-	evs.ev[0].ev = default_ev(qp->qpn);
-	evs.ev[0].plane = 1;
-	evs.ev[0].state = MRC_EV_GOOD;
-	return bpf_map_update_elem(qp->ctx->fd_qp_evs, &qp->slot, &evs, BPF_ANY) ?
-		-errno : 0;
+	if (planes > qp->n_peers)
+		planes = qp->n_peers;
+	if (planes < 1)
+		planes = 1;
+	ret = load_ev_profile(qp, &prof, &backups);
+	if (ret)
+		return ret;
+	ret = ev_profile_generate(&prof, (unsigned int)planes, backups, table,
+				  MRC_MAX_EVS, &n, err, sizeof(err));
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < n; i++) {
+		evs.ev[i].ev = table[i].ev;
+		evs.ev[i].plane = table[i].plane;
+		evs.ev[i].state = MRC_EV_GOOD;
+		evs.ev[i].flags = table[i].active ? MRC_EV_F_ACTIVE : 0;
+	}
+	shuffle(evs.perm, n);
+	qp->n_evs = n;
+	qp->ev_format = (uint8_t)prof.format;
+	if (bpf_map_update_elem(ctx->fd_qp_evs, &qp->slot, &evs, BPF_ANY) ||
+	    bpf_map_update_elem(ctx->fd_ev_stats, &qp->slot, &zero_stats, BPF_ANY) ||
+	    bpf_map_update_elem(ctx->fd_send_log, &qp->slot, &zero_log, BPF_ANY) ||
+	    bpf_map_update_elem(ctx->fd_rev_evs, &qp->slot, &zero_rev, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 static int install_peers(struct mrc_qp *qp)
@@ -172,8 +253,8 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 		.mpr = (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT,
 		.sock_port = qp->ctx->sock_port,
 		.n_peer_addrs = qp->n_peers,
-		.ev_format = MRC_EVF_UDP,
-		.n_evs = qp->state >= MRC_QP_RTR ? 1 : 0,
+		.ev_format = qp->ev_format,
+		.n_evs = qp->state >= MRC_QP_RTR ? qp->n_evs : 0,
 	};
 
 	for (int i = 0; i < qp->n_peers; i++)
@@ -300,6 +381,8 @@ static void reset_requester(struct mrc_qp *qp)
 	uint32_t psn = qp->attr.sq_psn;
 
 	memset(tx->sacked, 0, sizeof(tx->sacked));
+	memset(tx->acked_sent_ns, 0, sizeof(tx->acked_sent_ns));
+	tx->srtt_ns = tx->rttvar_ns = tx->rtt_peak_ns = 0;
 	tx->wr_head = tx->wr_tail = 0;
 	tx->sack_max = tx->loss_mark = psn;
 	tx->snd_nxt = psn;

@@ -93,10 +93,18 @@ static void send_sack(struct mrc_qp *qp)
 	uint32_t first = qp->rcv_cack + 1, off = 0;
 	uint64_t bits;
 
-	/* Let the bitmap end at the newest packet when holes are far back. */
-	if (mrc_psn_before(first, qp->rcv_highest) &&
-	    qp->rcv_highest - first >= 64)
-		off = qp->rcv_highest - first - 63;
+	/*
+	 * Cycle the bitmap over the range between cack and the newest packet,
+	 * 64 PSNs at a time, starting above cack (where the holes that hold
+	 * the window are). Sprayed packets arrive spread over a wide range: a
+	 * fixed view would leave PSNs the sender never hears about until cack
+	 * passes them, and it would resend them for nothing.
+	 */
+	if (mrc_psn_before(first, qp->rcv_highest)) {
+		uint32_t regions = (qp->rcv_highest - first) / 64 + 1;
+
+		off = (uint32_t)(qp->counters.sacks_sent % regions) * 64;
+	}
 	if (off > 0xffff)
 		off = 0xffff;
 	bits = sack_bitmap(qp, first + off);

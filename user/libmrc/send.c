@@ -302,9 +302,17 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 
 /* ---- timer ------------------------------------------------------------- */
 
+/*
+ * The local ACK timeout, 1.024 us * 2^t, but never below twice the recent
+ * peak RTT XDP measures: queues deeper than the configured timeout would
+ * otherwise fire it on every packet still waiting in them.
+ */
 static uint64_t rto_ns(const struct mrc_qp *qp)
 {
-	return (1024ull << qp->attr.timeout);	/* 1.024 us * 2^t */
+	uint64_t rto = 1024ull << qp->attr.timeout;
+	uint64_t peak = 2ull * __atomic_load_n(&qp->tx->rtt_peak_ns, __ATOMIC_RELAXED);
+
+	return peak > rto ? peak : rto;
 }
 
 static bool retries_exhausted(const struct mrc_qp *qp)
