@@ -62,11 +62,13 @@ LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
 LIB       := $(BUILD)/libmrcutil.a
 
 MRC_SRCS  := $(wildcard user/libmrc/*.c)
-MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS))
+# libmrc carries the two helpers it uses, so applications link one archive.
+MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS)) \
+	     $(BUILD)/obj/lib/ev_profile.o $(BUILD)/obj/lib/parse.o
 LIBMRC    := $(BUILD)/libmrc.a
 
 PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
-	     $(BUILD)/mrc-perf
+	     $(BUILD)/mrcctl $(BUILD)/mrc-perf
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
 
@@ -130,6 +132,10 @@ $(BUILD)/mrcd: $(BUILD)/obj/mrcd.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
+$(BUILD)/mrcctl: $(BUILD)/obj/mrcctl.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
 $(LIBMRC): $(MRC_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
@@ -173,7 +179,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/mrc
 	install -m 0644 include/mrc/mrc.h include/mrc/abi.h $(DESTDIR)$(PREFIX)/include/mrc/
 	install -m 0644 $(LIBMRC) $(DESTDIR)$(PREFIX)/lib/
-	for p in mrcd mrc-perf; do ln -sf ../lib/mrc-xdp/$$p $(DESTDIR)$(PREFIX)/bin/$$p; done
+	for p in mrcd mrcctl mrc-perf; do ln -sf ../lib/mrc-xdp/$$p $(DESTDIR)$(PREFIX)/bin/$$p; done
 	$(if $(wildcard docs/man/*.8),install -m 0644 $(wildcard docs/man/*.8) \
 		$(DESTDIR)$(PREFIX)/share/man/man8/)
 

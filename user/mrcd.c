@@ -4,24 +4,35 @@
  *
  *   - loads bpf/mrc.bpf.c and pins its maps in the pin folder (default
  *     /sys/fs/bpf/mrc), where libmrc finds them;
- *   - writes the global configuration (UDP port) and the plane table;
+ *   - writes the global configuration (UDP port), the plane table (with
+ *     each plane's addresses) and the ifindex -> plane map;
  *   - attaches mrc_xdp_rx to every plane interface (through libxdp's
  *     dispatcher when it can, so other XDP programs keep working) and
  *     mrc_tc_tx to their clsact egress hook;
- *   - waits for SIGTERM/SIGINT/SIGHUP and then undoes all of it.
+ *   - serves mrcctl on a Unix socket (lib/agent_ipc.h), from one poll loop
+ *     with the signals, and never blocks on a client;
+ *   - SIGTERM/SIGINT: undoes all of it and exits. SIGHUP: re-executes
+ *     itself (same pid) and adopts what it left running.
  *
- * Whatever a run leaves in the kernel (pins, XDP and TC attachments all
- * outlive the process) is removed by the next run before it loads, so
- * state of a crashed agent never leaks into a new one.
+ * Adoption: pins, XDP and TC attachments all outlive the process, and
+ * they carry live QPs (their state is in the maps). A starting mrcd that
+ * finds our pins - after SIGHUP, a crash or kill -9 - reuses the pinned
+ * maps as they are and swaps its programs in for the old ones without a
+ * moment where no program runs: QPs keep going. `mrcd --detach` removes
+ * everything, whether an agent still runs or not.
  *
  * usage: mrcd --planes IF[,IF...] [--daemon] [--pin-dir DIR] [--port N]
  *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto] [-v]
+ *        mrcd --detach [--pin-dir DIR]
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <ifaddrs.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -29,12 +40,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 
@@ -43,17 +57,19 @@
 #include <xdp/libxdp.h>
 
 #include "mrc/abi.h"
+#include "lib/agent_cmds.h"
+#include "lib/agent_ipc.h"
 #include "lib/parse.h"
 #include "mrc.skel.h"
 
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 
-#define PIN_DIR_DEFAULT	"/sys/fs/bpf/mrc"
-#define LOCK_DIR	"/run/mrc"
 #define PROG_PIN_XDP	"prog_xdp"
 #define PROG_PIN_TC	"prog_tc"
 #define XDP_SECTION	"xdp"
+#define ADOPT_OPT	"--adopt-fds="	/* internal: lock and socket fds of a re-exec */
+#define DETACH_WAIT_MS	15000		/* --detach: how long a stopping agent may take */
 
 /*
  * Our filter's identity on a clsact hook ("MC"), so we only ever replace
@@ -94,19 +110,35 @@ struct options {
 	__u16 port;
 	enum xdp_choice xdp_choice;
 	bool daemon;
+	bool detach;
+	int inherited_lock_fd;		/* re-exec: -1 otherwise */
+	int inherited_listen_fd;
+};
+
+/* An mrcctl connection: waiting for its request, or being answered. */
+struct client {
+	int fd;
+	long long deadline_ms;
+	bool replying;
+	struct agent_reply reply;
 };
 
 struct agent {
 	struct options opt;
 	struct plane planes[MRC_MAX_PLANES_ABI];
 	int n_planes;
-	char pin_dir[PATH_MAX];
-	char pin_parent[PATH_MAX];	/* must be on a bpffs */
-	char lock_path[PATH_MAX];
+	struct agent_paths paths;	/* pin folder, lock, socket */
 	int lock_fd;
 	bool pin_dir_ours;		/* locked and created/checked by us */
 	bool wrote_pidfile;
+	bool adopting;			/* found our pins: reuse, never wipe */
 	struct mrc *skel;
+	int listen_fd;
+	int sig_fd;
+	struct client clients[AGENT_MAX_CLIENTS];
+	int n_clients;
+	char **argv;			/* for the re-exec */
+	int argc;
 };
 
 static bool verbose;
@@ -127,6 +159,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: mrcd --planes IF[,IF...] [options]\n"
+"       mrcd --detach [--pin-dir DIR]\n"
 "  --planes IF,...      plane interfaces, plane 1 first (at most %d)\n"
 "  --daemon             run in the background; returns once attached\n"
 "  --pin-dir DIR        where the maps are pinned (default %s)\n"
@@ -134,8 +167,19 @@ static void usage(FILE *f)
 "  --pidfile FILE       write the agent's pid there\n"
 "  --log FILE           with --daemon: keep messages in FILE\n"
 "  --xdp-mode MODE      native, skb or auto (default auto)\n"
-"  -v, --verbose        say how each plane was attached\n",
-		MRC_MAX_PLANES_ABI, PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT);
+"  --detach             stop the agent of DIR, or remove what a dead one left\n"
+"  -v, --verbose        say how each plane was attached\n"
+"Signals: TERM/INT stop and remove everything; HUP restarts in place\n"
+"(same pid), keeping the maps and live QPs.\n",
+		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- library messages ------------------------------------------------- */
@@ -170,8 +214,6 @@ static long libxdp_ptr_error(const void *ptr)
 {
 	return ptr ? libxdp_get_error(ptr) : -ENOENT;
 }
-
-/* ---- arguments -------------------------------------------------------- */
 
 static int add_plane(struct agent *a, const char *name)
 {
@@ -237,6 +279,28 @@ static int parse_xdp_mode(const char *s, enum xdp_choice *choice)
 	return 0;
 }
 
+/* ADOPT_OPT "L,S": the lock and listening socket a re-exec hands over. */
+static int parse_adopt_fds(struct agent *a, const char *s)
+{
+	uint64_t lock_fd, listen_fd;
+	char buf[64], *comma;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma = '\0';
+	if (parse_u64(buf, INT_MAX, &lock_fd) || parse_u64(comma + 1, INT_MAX, &listen_fd) ||
+	    fcntl((int)lock_fd, F_GETFD) < 0 || fcntl((int)listen_fd, F_GETFD) < 0)
+		return -EINVAL;
+	a->opt.inherited_lock_fd = (int)lock_fd;
+	a->opt.inherited_listen_fd = (int)listen_fd;
+	/* Not for a next exec of something else. */
+	fcntl((int)lock_fd, F_SETFD, FD_CLOEXEC);
+	fcntl((int)listen_fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
 /* Returns 0, or the exit status for a usage error (or --help). */
 static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 {
@@ -248,6 +312,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{ "pidfile",  required_argument, NULL, 'f' },
 		{ "log",      required_argument, NULL, 'l' },
 		{ "xdp-mode", required_argument, NULL, 'm' },
+		{ "detach",   no_argument,       NULL, 'X' },
+		{ "adopt-fds", required_argument, NULL, 'A' },
 		{ "verbose",  no_argument,       NULL, 'v' },
 		{ "help",     no_argument,       NULL, 'h' },
 		{}
@@ -256,8 +322,9 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 	uint64_t port;
 	int c;
 
-	a->opt.pin_dir_arg = PIN_DIR_DEFAULT;
+	a->opt.pin_dir_arg = AGENT_PIN_DIR_DEFAULT;
 	a->opt.port = MRC_UDP_PORT_DEFAULT;
+	a->opt.inherited_lock_fd = a->opt.inherited_listen_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -289,6 +356,16 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'X':
+			a->opt.detach = true;
+			break;
+		case 'A':
+			if (parse_adopt_fds(a, optarg)) {
+				pr_err("%s%s: not two open descriptors (internal option "
+				       "of a restart)\n", ADOPT_OPT, optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -308,6 +385,13 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		pr_err("unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (a->opt.detach) {
+		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file) {
+			pr_err("--detach takes only --pin-dir (and -v)\n");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
 	if (!planes) {
 		pr_err("--planes IF[,IF...] is required\n");
 		usage(stderr);
@@ -322,42 +406,13 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 
 /* ---- pin folder and lock ---------------------------------------------- */
 
-/*
- * Make the pin folder absolute and find its parent, which must exist and
- * be a bpffs: pins anywhere else fail, and we mount nothing ourselves.
- */
-static int resolve_pin_dir(struct agent *a)
+static int resolve_paths(struct agent *a)
 {
-	char buf[PATH_MAX], *slash, *base;
-	const char *parent;
-	size_t len;
+	char err[PATH_MAX + 64];
 
-	snprintf(buf, sizeof(buf), "%s", a->opt.pin_dir_arg);
-	len = strlen(buf);
-	while (len > 1 && buf[len - 1] == '/')
-		buf[--len] = '\0';
-	slash = strrchr(buf, '/');
-	base = slash ? slash + 1 : buf;
-	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
-		pr_err("--pin-dir: '%s' does not name a folder to create\n",
-		       a->opt.pin_dir_arg);
-		return -EINVAL;
-	}
-	if (slash) {
-		*slash = '\0';
-		parent = slash == buf ? "/" : buf;
-	} else {
-		parent = ".";
-	}
-	if (!realpath(parent, a->pin_parent)) {
-		pr_err("--pin-dir: %s: %s\n", parent, strerror(errno));
-		return -errno;
-	}
-	if (snprintf(a->pin_dir, sizeof(a->pin_dir), "%s/%s",
-		     strcmp(a->pin_parent, "/") ? a->pin_parent : "", base) >=
-	    (int)sizeof(a->pin_dir)) {
-		pr_err("--pin-dir: path too long\n");
-		return -ENAMETOOLONG;
+	if (agent_paths_resolve(a->opt.pin_dir_arg, &a->paths, err, sizeof(err))) {
+		pr_err("--pin-dir: %s\n", err);
+		return -1;
 	}
 	return 0;
 }
@@ -366,45 +421,16 @@ static int check_bpffs(const struct agent *a)
 {
 	struct statfs fs;
 
-	if (statfs(a->pin_parent, &fs)) {
-		pr_err("%s: %s\n", a->pin_parent, strerror(errno));
+	if (statfs(a->paths.pin_parent, &fs)) {
+		pr_err("%s: %s\n", a->paths.pin_parent, strerror(errno));
 		return -errno;
 	}
 	if ((unsigned long)fs.f_type != BPF_FS_MAGIC) {
 		pr_err("%s is not a BPF filesystem, so %s cannot hold pins "
 		       "(mount one: mount -t bpf bpf /sys/fs/bpf)\n",
-		       a->pin_parent, a->pin_dir);
+		       a->paths.pin_parent, a->paths.pin_dir);
 		return -ENOTSUP;
 	}
-	return 0;
-}
-
-static __u64 fnv1a(const char *s)
-{
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
-/*
- * One agent per pin folder. The lock cannot live in the bpffs (it holds
- * only BPF objects), so it goes to /run, named after the bpffs instance
- * (its device) and the folder: lab hosts each have their own bpffs at the
- * same path, and each may run an agent.
- */
-static int lock_path_for(struct agent *a)
-{
-	struct stat st;
-
-	if (stat(a->pin_parent, &st)) {
-		pr_err("%s: %s\n", a->pin_parent, strerror(errno));
-		return -errno;
-	}
-	snprintf(a->lock_path, sizeof(a->lock_path), "%s/mrcd-%x.%x-%016llx.lock",
-		 LOCK_DIR, major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)fnv1a(a->pin_dir));
 	return 0;
 }
 
@@ -416,37 +442,44 @@ static bool same_file(int fd, const char *path)
 	       held.st_dev == now.st_dev && held.st_ino == now.st_ino;
 }
 
-static int take_lock(struct agent *a)
+/*
+ * One agent per pin folder: an flock on a file in /run (the bpffs holds
+ * only BPF objects), named after the bpffs instance and the folder (see
+ * agent_ipc.c). 0 when locked, -EWOULDBLOCK when an agent holds it (said
+ * only if !quiet), -1 on other errors.
+ */
+static int try_lock(struct agent *a, bool quiet)
 {
 	int fd;
 
-	if (lock_path_for(a))
-		return -1;
-	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST) {
-		pr_err("cannot create %s: %s\n", LOCK_DIR, strerror(errno));
+	if (mkdir(AGENT_RUN_DIR, 0755) && errno != EEXIST) {
+		pr_err("cannot create %s: %s\n", AGENT_RUN_DIR, strerror(errno));
 		return -1;
 	}
 	for (;;) {
-		fd = open(a->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		fd = open(a->paths.lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			pr_err("cannot open lock %s: %s\n", a->lock_path, strerror(errno));
+			pr_err("cannot open lock %s: %s\n", a->paths.lock_path,
+			       strerror(errno));
 			return -1;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			if (errno == EWOULDBLOCK)
-				pr_err("mrcd is already running for %s (lock %s)\n",
-				       a->pin_dir, a->lock_path);
-			else
-				pr_err("lock %s: %s\n", a->lock_path, strerror(errno));
+			int e = errno;
+
 			close(fd);
-			return -1;
+			if (e == EWOULDBLOCK && !quiet)
+				pr_err("mrcd is already running for %s (lock %s)\n",
+				       a->paths.pin_dir, a->paths.lock_path);
+			else if (e != EWOULDBLOCK)
+				pr_err("lock %s: %s\n", a->paths.lock_path, strerror(e));
+			return e == EWOULDBLOCK ? -EWOULDBLOCK : -1;
 		}
 		/*
 		 * The holder unlinks the file as it exits; if we locked the
 		 * unlinked one, the next agent would lock a new file and run
 		 * next to us. Only a lock on the file at the path counts.
 		 */
-		if (same_file(fd, a->lock_path))
+		if (same_file(fd, a->paths.lock_path))
 			break;
 		close(fd);
 	}
@@ -456,11 +489,24 @@ static int take_lock(struct agent *a)
 	return 0;
 }
 
+/* A re-exec keeps the lock its previous image held: no gap for another agent. */
+static int take_lock(struct agent *a)
+{
+	if (a->opt.inherited_lock_fd < 0)
+		return try_lock(a, false) ? -1 : 0;
+	if (!same_file(a->opt.inherited_lock_fd, a->paths.lock_path)) {
+		pr_err("restart: the inherited lock is not %s\n", a->paths.lock_path);
+		return -1;
+	}
+	a->lock_fd = a->opt.inherited_lock_fd;
+	return 0;
+}
+
 static void release_lock(struct agent *a)
 {
 	if (a->lock_fd < 0)
 		return;
-	unlink(a->lock_path);
+	unlink(a->paths.lock_path);
 	close(a->lock_fd);
 	a->lock_fd = -1;
 }
@@ -469,12 +515,12 @@ static int make_pin_dir(struct agent *a)
 {
 	struct stat st;
 
-	if (!mkdir(a->pin_dir, 0700) ||
-	    (errno == EEXIST && !stat(a->pin_dir, &st) && S_ISDIR(st.st_mode))) {
+	if (!mkdir(a->paths.pin_dir, 0700) ||
+	    (errno == EEXIST && !stat(a->paths.pin_dir, &st) && S_ISDIR(st.st_mode))) {
 		a->pin_dir_ours = true;
 		return 0;
 	}
-	pr_err("cannot create pin folder %s: %s\n", a->pin_dir,
+	pr_err("cannot create pin folder %s: %s\n", a->paths.pin_dir,
 	       errno == EEXIST ? "exists and is not a folder" : strerror(errno));
 	return -1;
 }
@@ -482,10 +528,10 @@ static int make_pin_dir(struct agent *a)
 static int pin_path(char *buf, size_t len, const struct agent *a,
 		    const char *name)
 {
-	int n = snprintf(buf, len, "%s/%s", a->pin_dir, name);
+	int n = snprintf(buf, len, "%s/%s", a->paths.pin_dir, name);
 
 	if (n < 0 || (size_t)n >= len) {
-		pr_err("pin path too long: %s/%s\n", a->pin_dir, name);
+		pr_err("pin path too long: %s/%s\n", a->paths.pin_dir, name);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -499,6 +545,13 @@ static void unpin(const struct agent *a, const char *name)
 		return;
 	if (unlink(path) && errno != ENOENT)
 		pr_err("cannot remove pin %s: %s\n", path, strerror(errno));
+}
+
+static bool pinned(const struct agent *a, const char *name)
+{
+	char path[PATH_MAX];
+
+	return !pin_path(path, sizeof(path), a, name) && !access(path, F_OK);
 }
 
 /*
@@ -516,26 +569,138 @@ static void unpin_all(const struct agent *a)
 	unpin(a, PROG_PIN_TC);
 }
 
+/* Pins of an earlier mrcd: any of our maps or programs. */
+static bool found_our_pins(const struct agent *a)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, a->skel->obj)
+		if (pinned(a, bpf_map__name(map)))
+			return true;
+	return pinned(a, PROG_PIN_XDP) || pinned(a, PROG_PIN_TC);
+}
+
 /* ---- loading ---------------------------------------------------------- */
 
-static int write_config(const struct agent *a)
+static bool ifa_is_plane(const struct ifaddrs *ifa, int ifindex)
 {
-	struct mrc_global_cfg cfg = { .udp_port = a->opt.port };
-	struct mrc_plane plane;
-	__u32 key = 0;
-	int i, err;
+	return ifa->ifa_addr && ifa->ifa_name &&
+	       (int)if_nametoindex(ifa->ifa_name) == ifindex;
+}
 
-	err = bpf_map__update_elem(a->skel->maps.mrc_cfg, &key, sizeof(key),
-				   &cfg, sizeof(cfg), BPF_ANY);
-	for (i = 0; !err && i < a->n_planes; i++) {
+/*
+ * The plane's source addresses for TC egress: its first global IPv4 and
+ * its first IPv6 that is neither link-local, loopback nor multicast.
+ */
+static void plane_addresses(const struct ifaddrs *list, int ifindex,
+			    struct mrc_plane *out)
+{
+	const struct ifaddrs *ifa;
+	bool have4 = false, have6 = false;
+
+	for (ifa = list; ifa; ifa = ifa->ifa_next) {
+		if (!ifa_is_plane(ifa, ifindex))
+			continue;
+		if (ifa->ifa_addr->sa_family == AF_INET && !have4) {
+			const struct in_addr *in =
+				&((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+			__u32 h = ntohl(in->s_addr);
+
+			if ((h >> 24) == 127 || (h >> 16) == 0xa9fe || !h)
+				continue;	/* loopback, link-local, unset */
+			memcpy(out->addr4, &in->s_addr, 4);
+			have4 = true;
+		} else if (ifa->ifa_addr->sa_family == AF_INET6 && !have6) {
+			const struct in6_addr *in6 =
+				&((const struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(in6) || IN6_IS_ADDR_LOOPBACK(in6) ||
+			    IN6_IS_ADDR_MULTICAST(in6) || IN6_IS_ADDR_UNSPECIFIED(in6))
+				continue;
+			memcpy(out->addr6, in6, 16);
+			have6 = true;
+		}
+	}
+}
+
+static int write_planes(const struct agent *a)
+{
+	struct ifaddrs *ifas = NULL;
+	struct mrc_plane plane;
+	__u32 key;
+	int i, err = 0;
+
+	if (getifaddrs(&ifas)) {
+		pr_err("getifaddrs: %s (planes get no source addresses)\n", strerror(errno));
+		ifas = NULL;
+	}
+	/* Every slot: an adopted table may have had more planes than we do. */
+	for (i = 0; !err && i < MRC_MAX_PLANES_ABI; i++) {
 		memset(&plane, 0, sizeof(plane));
-		plane.ifindex = (__u32)a->planes[i].ifindex;
-		memcpy(plane.name, a->planes[i].name, sizeof(plane.name));
+		if (i < a->n_planes) {
+			plane.ifindex = (__u32)a->planes[i].ifindex;
+			memcpy(plane.name, a->planes[i].name, sizeof(plane.name));
+			plane_addresses(ifas, a->planes[i].ifindex, &plane);
+		}
 		key = (__u32)i;		/* plane i + 1 */
 		err = bpf_map__update_elem(a->skel->maps.mrc_planes, &key,
 					   sizeof(key), &plane, sizeof(plane),
 					   BPF_ANY);
 	}
+	if (ifas)
+		freeifaddrs(ifas);
+	return err;
+}
+
+static bool is_our_ifindex(const struct agent *a, __u32 ifindex)
+{
+	for (int i = 0; i < a->n_planes; i++)
+		if ((__u32)a->planes[i].ifindex == ifindex)
+			return true;
+	return false;
+}
+
+/*
+ * ifindex -> plane for XDP and TC. New entries go in before stale ones
+ * leave, so an adopted fast path never misses a plane it still serves.
+ */
+static int write_plane_of(const struct agent *a)
+{
+	const struct bpf_map *m = a->skel->maps.mrc_plane_of;
+	__u32 key, next, plane, stale[MRC_MAX_PLANES_ABI];
+	int i, n_stale = 0, err = 0;
+	bool first = true;
+
+	for (i = 0; !err && i < a->n_planes; i++) {
+		key = (__u32)a->planes[i].ifindex;
+		plane = (__u32)i + 1;
+		err = bpf_map__update_elem(m, &key, sizeof(key), &plane,
+					   sizeof(plane), BPF_ANY);
+	}
+	while (!err && n_stale < MRC_MAX_PLANES_ABI &&
+	       !bpf_map__get_next_key(m, first ? NULL : &key, &next, sizeof(next))) {
+		if (!is_our_ifindex(a, next))
+			stale[n_stale++] = next;
+		key = next;
+		first = false;
+	}
+	for (i = 0; i < n_stale; i++)
+		bpf_map__delete_elem(m, &stale[i], sizeof(stale[i]), 0);
+	return err;
+}
+
+static int write_config(const struct agent *a)
+{
+	struct mrc_global_cfg cfg = { .udp_port = a->opt.port };
+	__u32 key = 0;
+	int err;
+
+	err = bpf_map__update_elem(a->skel->maps.mrc_cfg, &key, sizeof(key),
+				   &cfg, sizeof(cfg), BPF_ANY);
+	if (!err)
+		err = write_planes(a);
+	if (!err)
+		err = write_plane_of(a);
 	if (err)
 		pr_err("writing the configuration maps failed: %s\n", strerror(-err));
 	return err;
@@ -550,15 +715,30 @@ static int pin_program(const struct agent *a, struct bpf_program *prog,
 	err = pin_path(path, sizeof(path), a, name);
 	if (err)
 		return err;
+	/* An adopted pin names the old program: ours replaces it. */
+	unpin(a, name);
 	err = bpf_program__pin(prog, path);
 	if (err)
 		pr_err("pin %s: %s\n", path, strerror(-err));
 	return err;
 }
 
+/* The planes an adopted table lists, to retire those we no longer serve. */
+static int read_old_planes(const struct agent *a, struct mrc_plane *old)
+{
+	__u32 key;
+	int n = 0;
+
+	for (key = 0; key < MRC_MAX_PLANES_ABI; key++)
+		if (!bpf_map__lookup_elem(a->skel->maps.mrc_planes, &key, sizeof(key),
+					  &old[n], sizeof(old[n]), 0) && old[n].ifindex)
+			n++;
+	return n;
+}
+
 static int load_fast_path(struct agent *a)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = a->pin_dir);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = a->paths.pin_dir);
 	int err;
 
 	a->skel = mrc__open_opts(&opts);
@@ -566,15 +746,34 @@ static int load_fast_path(struct agent *a)
 		pr_err("opening the BPF object failed: %s\n", strerror(errno));
 		return -1;
 	}
-	/* Stale pins would be reused by libbpf: old state in a new run. */
-	unpin_all(a);
+	/*
+	 * Our pins hold live QPs: libbpf reuses every pinned map whose
+	 * definition still matches (PIN_BY_NAME), so load on top of them.
+	 */
+	a->adopting = found_our_pins(a);
+	if (a->adopting)
+		pr_err("adopting the fast path left in %s (maps and QPs kept)\n",
+		       a->paths.pin_dir);
+	else
+		unpin_all(a);
 	err = mrc__load(a->skel);
 	if (err) {
 		pr_err("loading the BPF programs failed: %s%s\n", strerror(-err),
 		       verbose ? "" : " (-v shows libbpf's messages)");
+		if (a->adopting)
+			pr_err("the maps pinned in %s may be from an incompatible "
+			       "mrcd: 'mrcd --detach --pin-dir %s' removes them "
+			       "(and ends their QPs)\n", a->paths.pin_dir,
+			       a->paths.pin_dir);
 		return err;
 	}
-	err = write_config(a);
+	return 0;
+}
+
+static int configure_fast_path(const struct agent *a)
+{
+	int err = write_config(a);
+
 	if (!err)
 		err = pin_program(a, a->skel->progs.mrc_xdp_rx, PROG_PIN_XDP);
 	if (!err)
@@ -665,7 +864,7 @@ static bool has_dispatcher(int ifindex)
 static int attach_xdp_libxdp(const struct agent *a, struct plane *p,
 			     enum xdp_attach_mode mode)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = a->pin_dir,
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = a->paths.pin_dir,
 		    .object_name = "mrc");
 	struct bpf_program *bpf_prog;
 	struct xdp_program *prog;
@@ -828,16 +1027,28 @@ static int attach_tc(const struct agent *a, struct plane *p)
 	return 0;
 }
 
+/* Our filter (by handle and priority) off a device's egress hook. */
+static int remove_tc_filter(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = MRCD_TC_HANDLE,
+		    .priority = MRCD_TC_PRIO);
+	int err;
+
+	/* No clsact, or no filter of ours: nothing to do, nothing to say. */
+	quiet_libs = true;
+	err = bpf_tc_detach(&hook, &opts);
+	quiet_libs = false;
+	return err == -ENOENT || err == -EINVAL ? 0 : err;
+}
+
 /*
  * Only our filter goes; the clsact qdisc stays, since other filters may
  * hang off it (and an empty clsact costs nothing).
  */
 static void detach_tc(struct plane *p)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = p->ifindex,
-		    .attach_point = BPF_TC_EGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = MRCD_TC_HANDLE,
-		    .priority = MRCD_TC_PRIO);
 	int err;
 
 	if (!p->tc_attached)
@@ -845,24 +1056,211 @@ static void detach_tc(struct plane *p)
 	p->tc_attached = false;
 	if (!plane_exists(p))
 		return;
-	err = bpf_tc_detach(&hook, &opts);
-	if (err && err != -ENOENT)
+	err = remove_tc_filter(p->ifindex);
+	if (err)
 		pr_err("%s: detaching TC: %s\n", p->name, strerror(-err));
+}
+
+/* The id of the program our TC filter runs on a device; 0 = none. */
+static __u32 tc_prog_id(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = MRCD_TC_HANDLE,
+		    .priority = MRCD_TC_PRIO);
+
+	quiet_libs = true;
+	if (bpf_tc_query(&hook, &opts))
+		opts.prog_id = 0;
+	quiet_libs = false;
+	return opts.prog_id;
+}
+
+/* ---- adopting what an earlier mrcd attached ---------------------------- */
+
+static __u32 xdp_flags_for(enum xdp_attach_mode mode)
+{
+	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+}
+
+/*
+ * One program owns the device (attached alone, by libxdp or directly):
+ * REPLACE naming the old program swaps them in one step, and fails
+ * rather than replace a program that is not the one we saw.
+ */
+static int replace_xdp_alone(const struct agent *a, struct plane *p,
+			     const struct xdp_program *old,
+			     enum xdp_attach_mode mode)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = xdp_program__fd(old));
+	int fd = bpf_program__fd(a->skel->progs.mrc_xdp_rx);
+	__u32 flags = xdp_flags_for(mode);
+	int err;
+
+	err = bpf_xdp_attach(p->ifindex, fd, flags | XDP_FLAGS_REPLACE, &opts);
+	if (err)
+		return err;
+	p->xdp_via = XDP_VIA_NETLINK;
+	p->xdp_mode = mode;
+	p->xdp_flags = flags;
+	return 0;
+}
+
+/* Take the programs with these ids out of the device's dispatcher. */
+static int remove_xdp_by_id(const struct plane *p, const __u32 *ids, size_t n_ids)
+{
+	struct xdp_program *victims[16], *prog = NULL;
+	struct xdp_multiprog *mp;
+	size_t n = 0, i;
+	int err = 0;
+
+	mp = xdp_multiprog__get_from_ifindex(p->ifindex);
+	if (libxdp_ptr_error(mp))
+		return -ENOENT;
+	while ((prog = xdp_multiprog__next_prog(prog, mp)) &&
+	       n < sizeof(victims) / sizeof(victims[0]))
+		for (i = 0; i < n_ids; i++)
+			if (xdp_program__id(prog) == ids[i])
+				victims[n++] = prog;
+	if (n)
+		err = xdp_program__detach_multi(victims, n, p->ifindex,
+						XDP_MODE_UNSPEC, 0);
+	xdp_multiprog__close(mp);
+	return err;
+}
+
+/*
+ * In a libxdp dispatcher: add ours (libxdp swaps in a new dispatcher
+ * that runs both, atomically), then take the old one out (another atomic
+ * swap). In between both run in turn; the first consumes MRC control
+ * packets and steers data to its socket port, so the second finds nothing
+ * of ours left to act on.
+ */
+static int replace_xdp_dispatched(const struct agent *a, struct plane *p,
+				  const __u32 *old_ids, size_t n_old,
+				  enum xdp_attach_mode mode)
+{
+	int err = attach_xdp_libxdp(a, p, mode);
+
+	if (err)
+		return err;
+	err = remove_xdp_by_id(p, old_ids, n_old);
+	if (err)
+		pr_err("%s: the earlier mrc_xdp_rx stays next to ours: %s\n",
+		       p->name, strerror(-err));
+	return 0;
+}
+
+/*
+ * Swap our XDP program in for the earlier agent's on this plane. 1 when
+ * swapped, 0 when there was none of ours to swap, or a negative errno.
+ */
+static int adopt_xdp(const struct agent *a, struct plane *p)
+{
+	struct xdp_program *prog = NULL, *main_prog;
+	struct xdp_multiprog *mp;
+	enum xdp_attach_mode mode;
+	__u32 old_ids[16];
+	size_t n = 0;
+	int err = 0;
+
+	mp = xdp_multiprog__get_from_ifindex(p->ifindex);
+	if (libxdp_ptr_error(mp))
+		return 0;	/* nothing attached */
+	mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		main_prog = xdp_multiprog__main_prog(mp);
+		if (is_our_xdp_program(main_prog)) {
+			n = 1;
+			err = replace_xdp_alone(a, p, main_prog, mode);
+		}
+		xdp_multiprog__close(mp);
+	} else {
+		while ((prog = xdp_multiprog__next_prog(prog, mp)) &&
+		       n < sizeof(old_ids) / sizeof(old_ids[0]))
+			if (is_our_xdp_program(prog))
+				old_ids[n++] = xdp_program__id(prog);
+		xdp_multiprog__close(mp);
+		if (n)
+			err = replace_xdp_dispatched(a, p, old_ids, n, mode);
+	}
+	if (err)
+		return err;
+	if (n)
+		pr_info("%s: XDP program replaced in place (%s mode)\n", p->name,
+			mode_name(p->xdp_mode));
+	return n ? 1 : 0;
+}
+
+/*
+ * Take our programs off a plane an earlier agent recorded in its table.
+ * False when the device is gone (or its index now names another one).
+ */
+static bool remove_plane_leftovers(const struct mrc_plane *old)
+{
+	struct plane p = { .ifindex = (int)old->ifindex };
+	char name[IF_NAMESIZE];
+	int err;
+
+	snprintf(p.name, sizeof(p.name), "%.*s", (int)sizeof(old->name), old->name);
+	if (!if_indextoname(old->ifindex, name) || strcmp(name, p.name))
+		return false;
+	remove_stale_xdp(&p);
+	err = remove_tc_filter(p.ifindex);
+	if (err)
+		pr_err("%s: removing the earlier TC filter: %s\n", p.name, strerror(-err));
+	return true;
+}
+
+/*
+ * A plane of the adopted table we no longer serve (a restart with other
+ * --planes): its old programs would go on working on our maps.
+ */
+static void retire_plane(const struct mrc_plane *old)
+{
+	if (remove_plane_leftovers(old))
+		pr_err("%.*s is no longer a plane: detached the earlier agent's programs\n",
+		       (int)sizeof(old->name), old->name);
 }
 
 /* ---- life cycle ------------------------------------------------------- */
 
+static int attach_plane_xdp(const struct agent *a, struct plane *p)
+{
+	int rc;
+
+	if (!a->adopting) {
+		remove_stale_xdp(p);
+		return attach_xdp(a, p);
+	}
+	rc = adopt_xdp(a, p);
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		/* A gap of a few ms beats an agent that cannot start. */
+		pr_err("%s: cannot swap the XDP program in place (%s): replacing it\n",
+		       p->name, strerror(-rc));
+		remove_stale_xdp(p);
+	}
+	return attach_xdp(a, p);
+}
+
 static int attach_planes(struct agent *a)
 {
-	struct plane *p;
-	int i;
+	struct mrc_plane old[MRC_MAX_PLANES_ABI];
+	int i, n_old = 0;
 
+	if (a->adopting)
+		n_old = read_old_planes(a, old);
 	for (i = 0; i < a->n_planes; i++) {
-		p = &a->planes[i];
-		remove_stale_xdp(p);
-		if (attach_xdp(a, p) || attach_tc(a, p))
+		struct plane *p = &a->planes[i];
+
+		if (attach_plane_xdp(a, p) || attach_tc(a, p))
 			return -1;
 	}
+	for (i = 0; i < n_old; i++)
+		if (!is_our_ifindex(a, old[i].ifindex))
+			retire_plane(&old[i]);
 	return 0;
 }
 
@@ -880,9 +1278,20 @@ static void detach_planes(struct agent *a)
 	}
 }
 
+static void close_listener(struct agent *a, bool unlink_path)
+{
+	if (a->listen_fd < 0)
+		return;
+	close(a->listen_fd);
+	a->listen_fd = -1;
+	if (unlink_path)
+		unlink(a->paths.sock_path);
+}
+
 /* Undo everything start() did, in reverse; safe after a partial start. */
 static void teardown(struct agent *a)
 {
+	close_listener(a, true);
 	detach_planes(a);
 	if (a->skel) {
 		unpin_all(a);
@@ -890,11 +1299,29 @@ static void teardown(struct agent *a)
 		a->skel = NULL;
 	}
 	/* A crashed agent's folder goes too; one with other things stays. */
-	if (a->pin_dir_ours && rmdir(a->pin_dir) && errno != ENOTEMPTY &&
+	if (a->pin_dir_ours && rmdir(a->paths.pin_dir) && errno != ENOTEMPTY &&
 	    errno != ENOENT)
-		pr_err("cannot remove %s: %s\n", a->pin_dir, strerror(errno));
+		pr_err("cannot remove %s: %s\n", a->paths.pin_dir, strerror(errno));
 	if (a->wrote_pidfile)
 		unlink(a->opt.pidfile);
+	release_lock(a);
+}
+
+/*
+ * A failed adoption must not wipe what it found: those programs and maps
+ * carry live QPs and keep working without us. Let go of our handles only.
+ */
+static void let_go(struct agent *a)
+{
+	int i;
+
+	close_listener(a, true);
+	for (i = 0; i < a->n_planes; i++) {
+		xdp_program__close(a->planes[i].xdp_prog);
+		bpf_object__close(a->planes[i].xdp_obj);
+	}
+	mrc__destroy(a->skel);
+	a->skel = NULL;
 	release_lock(a);
 }
 
@@ -918,11 +1345,27 @@ static int write_pidfile(struct agent *a)
 	return 0;
 }
 
+/* mrcctl's socket; a re-exec keeps the one its previous image listened on. */
+static int open_listener(struct agent *a)
+{
+	char err[PATH_MAX + 64];
+
+	if (a->opt.inherited_listen_fd >= 0) {
+		a->listen_fd = a->opt.inherited_listen_fd;
+		return 0;
+	}
+	if (agent_listen(a->paths.sock_path, &a->listen_fd, err, sizeof(err))) {
+		pr_err("%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int start(struct agent *a)
 {
-	if (resolve_pin_dir(a) || check_bpffs(a) || take_lock(a) ||
-	    make_pin_dir(a) || load_fast_path(a) || attach_planes(a) ||
-	    write_pidfile(a))
+	if (resolve_paths(a) || check_bpffs(a) || take_lock(a) ||
+	    make_pin_dir(a) || load_fast_path(a) || configure_fast_path(a) ||
+	    attach_planes(a) || open_listener(a) || write_pidfile(a))
 		return -1;
 	return 0;
 }
@@ -934,7 +1377,7 @@ static void announce_ready(const struct agent *a)
 	fprintf(stderr, "mrcd: ready: planes ");
 	for (i = 0; i < a->n_planes; i++)
 		fprintf(stderr, "%s%s", i ? "," : "", a->planes[i].name);
-	fprintf(stderr, " port %u pins %s\n", a->opt.port, a->pin_dir);
+	fprintf(stderr, " port %u pins %s\n", a->opt.port, a->paths.pin_dir);
 }
 
 /* ---- daemon ----------------------------------------------------------- */
@@ -1007,22 +1450,469 @@ static int detach_stdio(const struct agent *a)
 	return 0;
 }
 
-static void wait_for_stop_signal(const sigset_t *stop)
-{
-	siginfo_t info;
-	int sig;
+/* ---- serving mrcctl --------------------------------------------------- */
 
-	do
-		sig = sigwaitinfo(stop, &info);
-	while (sig < 0 && errno == EINTR);
-	pr_info("%s: detaching\n", sig > 0 ? strsignal(sig) : "sigwaitinfo failed");
+static void plane_info(const struct agent *a, int i, struct agent_plane_info *pi)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	const struct plane *p = &a->planes[i];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	memset(pi, 0, sizeof(*pi));
+	snprintf(pi->name, sizeof(pi->name), "%s", p->name);
+	pi->ifindex = p->ifindex;
+	pi->xdp_mode = p->xdp_via == XDP_VIA_NONE ? "none" : mode_name(p->xdp_mode);
+	pi->xdp_how = p->xdp_via == XDP_VIA_NETLINK ? "direct" :
+		      p->xdp_via == XDP_VIA_NONE ? "none" :
+		      p->xdp_dispatcher ? "libxdp dispatcher" : "libxdp";
+	if (p->xdp_via == XDP_VIA_LIBXDP)
+		pi->xdp_prog_id = xdp_program__id(p->xdp_prog);
+	else if (p->xdp_via == XDP_VIA_NETLINK &&
+		 !bpf_obj_get_info_by_fd(bpf_program__fd(a->skel->progs.mrc_xdp_rx),
+					 &info, &len))
+		pi->xdp_prog_id = info.id;
+	if (!bpf_xdp_query(p->ifindex, 0, &q))
+		pi->xdp_attached_id = q.prog_id ? q.prog_id :
+				      q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	pi->tc_prog_id = tc_prog_id(p->ifindex);
+}
+
+static void command_env(const struct agent *a, struct agent_cmd_env *env)
+{
+	const struct mrc *s = a->skel;
+	int i;
+
+	memset(env, 0, sizeof(*env));
+	env->pin_dir = a->paths.pin_dir;
+	env->pid = (int)getpid();
+	env->n_planes = (unsigned int)a->n_planes;
+	for (i = 0; i < a->n_planes; i++)
+		plane_info(a, i, &env->planes[i]);
+	env->maps = (struct agent_maps){
+		.cfg = bpf_map__fd(s->maps.mrc_cfg),
+		.planes = bpf_map__fd(s->maps.mrc_planes),
+		.plane_of = bpf_map__fd(s->maps.mrc_plane_of),
+		.qps = bpf_map__fd(s->maps.mrc_qps),
+		.qp_owner = bpf_map__fd(s->maps.mrc_qp_owner),
+		.qp_evs = bpf_map__fd(s->maps.mrc_qp_evs),
+		.ev_stats = bpf_map__fd(s->maps.mrc_ev_stats),
+		.ev_profiles = bpf_map__fd(s->maps.mrc_ev_profiles),
+		.cc_profiles = bpf_map__fd(s->maps.mrc_cc_profiles),
+		.qp_stats = bpf_map__fd(s->maps.mrc_qp_stats),
+		.drops = bpf_map__fd(s->maps.mrc_drops),
+		.rx = bpf_map__fd(s->maps.mrc_rx),
+		.tx = bpf_map__fd(s->maps.mrc_tx),
+	};
+}
+
+static void reply_text(struct client *cl, int status, const char *msg)
+{
+	char *err = strdup(msg);
+
+	agent_reply_init(&cl->reply, status, NULL, 0, err, err ? strlen(err) : 0);
+	cl->replying = true;
+}
+
+/* Run the command in memory, then hand the text to the reply. */
+static void run_command(const struct agent *a, struct client *cl, int argc,
+			char **argv)
+{
+	char *out = NULL, *err = NULL;
+	size_t out_len = 0, err_len = 0;
+	struct agent_cmd_env env;
+	FILE *fo, *fe;
+	bool done;
+	int status;
+
+	fo = open_memstream(&out, &out_len);
+	fe = open_memstream(&err, &err_len);
+	if (!fo || !fe) {
+		if (fo)
+			fclose(fo);
+		if (fe)
+			fclose(fe);
+		free(out);
+		free(err);
+		reply_text(cl, AGENT_EXIT_FAIL, "mrcd: out of memory\n");
+		return;
+	}
+	command_env(a, &env);
+	status = agent_cmd_run(&env, argc, argv, fo, fe, &done);
+	fclose(fo);
+	fclose(fe);
+	agent_reply_init(&cl->reply, status, out, out_len, err, err_len);
+	cl->replying = true;
+}
+
+static bool peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) &&
+	       (cr.uid == 0 || cr.uid == geteuid());
+}
+
+/* 0 to go on (maybe still waiting), -1 to drop the client. */
+static int read_request(const struct agent *a, struct client *cl)
+{
+	static char buf[AGENT_REQ_MAX + 1];
+	char *argv[AGENT_ARGS_MAX + 1], err[256], msg[300];
+	ssize_t n;
+	int argc;
+
+	n = recv(cl->fd, buf, AGENT_REQ_MAX, MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	if (!peer_allowed(cl->fd)) {
+		reply_text(cl, AGENT_EXIT_FAIL, "mrcctl: permission denied: mrcd "
+			   "takes commands from root only\n");
+	} else if (n > AGENT_REQ_MAX) {
+		reply_text(cl, AGENT_EXIT_USAGE, "mrcctl: the command line is too long\n");
+	} else if (agent_req_parse(buf, (size_t)n, &argc, argv, err, sizeof(err))) {
+		snprintf(msg, sizeof(msg), "mrcctl: %s\n", err);
+		reply_text(cl, AGENT_EXIT_FAIL, msg);
+	} else {
+		run_command(a, cl, argc, argv);
+	}
+	cl->deadline_ms = now_ms() + AGENT_TIMEOUT_MS;
+	return 0;
+}
+
+/* 0 to go on, 1 when answered in full, -1 to drop the client. */
+static int client_step(const struct agent *a, struct client *cl)
+{
+	int rc;
+
+	if (!cl->replying) {
+		if (read_request(a, cl))
+			return -1;
+		if (!cl->replying)
+			return 0;	/* the request is not there yet */
+	}
+	rc = agent_reply_send(cl->fd, &cl->reply);
+	return rc > 0 ? 1 : rc < 0 ? -1 : 0;
+}
+
+static void client_close(struct agent *a, int i)
+{
+	struct client *cl = &a->clients[i];
+
+	close(cl->fd);
+	agent_reply_free(&cl->reply);
+	a->clients[i] = a->clients[--a->n_clients];
+}
+
+/*
+ * With every slot taken, a newcomer replaces the client that has waited
+ * longest without sending its request: idle connections cannot lock
+ * mrcctl out. False when every client is being answered.
+ */
+static bool make_room(struct agent *a)
+{
+	int i, oldest = -1;
+
+	if (a->n_clients < AGENT_MAX_CLIENTS)
+		return true;
+	for (i = 0; i < a->n_clients; i++)
+		if (!a->clients[i].replying &&
+		    (oldest < 0 || a->clients[i].deadline_ms < a->clients[oldest].deadline_ms))
+			oldest = i;
+	if (oldest < 0)
+		return false;
+	client_close(a, oldest);
+	return true;
+}
+
+static void accept_clients(struct agent *a)
+{
+	struct client *cl;
+	int fd;
+
+	while (make_room(a)) {
+		fd = accept4(a->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				pr_err("accept: %s\n", strerror(errno));
+			return;
+		}
+		cl = &a->clients[a->n_clients++];
+		memset(cl, 0, sizeof(*cl));
+		cl->fd = fd;
+		cl->deadline_ms = now_ms() + AGENT_TIMEOUT_MS;
+	}
+}
+
+static bool can_accept(const struct agent *a)
+{
+	int i;
+
+	if (a->n_clients < AGENT_MAX_CLIENTS)
+		return true;
+	for (i = 0; i < a->n_clients; i++)
+		if (!a->clients[i].replying)
+			return true;
+	return false;
+}
+
+/* The signal signalfd has for us, or 0. */
+static int read_signal(const struct agent *a)
+{
+	struct signalfd_siginfo si;
+
+	if (read(a->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
+}
+
+/*
+ * The agent's one loop: signals, new mrcctl connections and the ones in
+ * progress. Every socket is non-blocking and every client has a deadline,
+ * so no client can hold the agent up. Returns the signal that ends it.
+ */
+static int serve(struct agent *a)
+{
+	struct pollfd pfd[2 + AGENT_MAX_CLIENTS];
+	long long now, left;
+	int i, n, timeout, sig, rc;
+
+	for (;;) {
+		now = now_ms();
+		timeout = -1;
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = a->sig_fd, .events = POLLIN };
+		/* When all are being answered, newcomers wait in the backlog. */
+		pfd[n++] = (struct pollfd){
+			.fd = can_accept(a) ? a->listen_fd : -1, .events = POLLIN };
+		for (i = 0; i < a->n_clients; i++) {
+			pfd[n++] = (struct pollfd){ .fd = a->clients[i].fd,
+				.events = a->clients[i].replying ? POLLOUT : POLLIN };
+			left = a->clients[i].deadline_ms - now;
+			left = left < 0 ? 0 : left;
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
+		}
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+			pr_err("poll: %s\n", strerror(errno));
+			return SIGTERM;
+		}
+		if (pfd[0].revents & POLLIN) {
+			sig = read_signal(a);
+			if (sig)
+				return sig;
+		}
+		/* Backwards: closing moves the last client into the hole. */
+		for (i = a->n_clients - 1; i >= 0; i--) {
+			rc = 0;
+			if (pfd[2 + i].revents)
+				rc = client_step(a, &a->clients[i]);
+			if (!rc && now_ms() >= a->clients[i].deadline_ms)
+				rc = -1;	/* too slow: mrcctl gives up too */
+			if (rc)
+				client_close(a, i);
+		}
+		if (pfd[1].revents & POLLIN)
+			accept_clients(a);
+	}
+}
+
+/* ---- restart in place ------------------------------------------------- */
+
+/*
+ * The binary to run again: normally /proc/self/exe. When the file we
+ * were started from has been replaced (a rebuild or an upgrade), the new
+ * one at that path, which is what a restart is usually for.
+ */
+static const char *restart_binary(char *buf, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	size_t dl = sizeof(deleted) - 1;
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	if (n > (ssize_t)dl) {
+		buf[n] = '\0';
+		if (!strcmp(buf + n - dl, deleted)) {
+			buf[n - dl] = '\0';
+			if (!access(buf, X_OK))
+				return buf;
+		}
+	}
+	return "/proc/self/exe";
+}
+
+static void set_cloexec(int fd, bool on)
+{
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0);
+}
+
+/*
+ * SIGHUP: exec ourselves with the same arguments plus the lock and the
+ * listening socket, so the pid, the lock and mrcctl's socket stay. What
+ * is attached and pinned stays too; the new image adopts it. Returns only
+ * if the exec failed, and then the agent goes on as it was.
+ */
+static void restart(struct agent *a)
+{
+	char fds[64], exe[PATH_MAX], **argv;
+	const char *path;
+	int i, n = 0;
+
+	argv = calloc((size_t)a->argc + 2, sizeof(*argv));
+	if (!argv) {
+		pr_err("restart: out of memory; going on as we are\n");
+		return;
+	}
+	for (i = 0; i < a->argc; i++)
+		if (strncmp(a->argv[i], ADOPT_OPT, strlen(ADOPT_OPT)))
+			argv[n++] = a->argv[i];
+	snprintf(fds, sizeof(fds), ADOPT_OPT "%d,%d", a->lock_fd, a->listen_fd);
+	argv[n++] = fds;
+	/* Clients in progress see the connection close and may try again. */
+	while (a->n_clients)
+		client_close(a, a->n_clients - 1);
+	path = restart_binary(exe, sizeof(exe));
+	pr_info("SIGHUP: restarting %s in place\n", path);
+	set_cloexec(a->lock_fd, false);
+	set_cloexec(a->listen_fd, false);
+	fflush(stdout);
+	fflush(stderr);
+	execv(path, argv);
+	pr_err("restart: cannot run %s: %s; going on as we are\n", path, strerror(errno));
+	set_cloexec(a->lock_fd, true);
+	set_cloexec(a->listen_fd, true);
+	free(argv);
+}
+
+/* ---- --detach --------------------------------------------------------- */
+
+/* The pid the running agent wrote into its lock file; 0 if unknown. */
+static pid_t lock_holder(const struct agent *a)
+{
+	char buf[32] = "";
+	ssize_t n;
+	int fd = open(a->paths.lock_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* SIGTERM to the running agent, then wait until its lock is ours. */
+static int stop_running_agent(struct agent *a)
+{
+	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+	long long deadline = now_ms() + DETACH_WAIT_MS;
+	pid_t pid = lock_holder(a);
+	int rc;
+
+	if (pid <= 0) {
+		pr_err("an mrcd holds %s but did not write its pid there\n",
+		       a->paths.lock_path);
+		return -1;
+	}
+	if (kill(pid, SIGTERM)) {
+		pr_err("cannot stop mrcd (pid %d): %s\n", (int)pid, strerror(errno));
+		return -1;
+	}
+	pr_info("stopping mrcd (pid %d) for %s\n", (int)pid, a->paths.pin_dir);
+	while (now_ms() < deadline) {
+		rc = try_lock(a, true);
+		if (rc != -EWOULDBLOCK)
+			return rc ? -1 : 0;
+		nanosleep(&pause, NULL);
+	}
+	pr_err("mrcd (pid %d) did not stop within %d s\n", (int)pid,
+	       DETACH_WAIT_MS / 1000);
+	return -1;
+}
+
+/*
+ * What a dead agent left behind: its programs on the planes its table
+ * lists, and its pins. The pin names come from the object itself.
+ */
+static int remove_leftovers(struct agent *a)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = a->paths.pin_dir);
+	struct mrc_plane plane;
+	char path[PATH_MAX];
+	__u32 key;
+	int fd, rc = 0;
+
+	if (!pin_path(path, sizeof(path), a, "mrc_planes") &&
+	    (fd = bpf_obj_get(path)) >= 0) {
+		for (key = 0; key < MRC_MAX_PLANES_ABI; key++)
+			if (!bpf_map_lookup_elem(fd, &key, &plane) && plane.ifindex &&
+			    remove_plane_leftovers(&plane))
+				pr_info("%.*s: detached\n", (int)sizeof(plane.name),
+					plane.name);
+		close(fd);
+	}
+	a->skel = mrc__open_opts(&opts);
+	if (!a->skel) {
+		pr_err("opening the BPF object failed: %s\n", strerror(errno));
+		return -1;
+	}
+	unpin_all(a);
+	if (found_our_pins(a)) {
+		pr_err("some pins in %s could not be removed\n", a->paths.pin_dir);
+		rc = -1;
+	}
+	mrc__destroy(a->skel);
+	a->skel = NULL;
+	if (rmdir(a->paths.pin_dir) && errno != ENOENT && errno != ENOTEMPTY)
+		pr_err("cannot remove %s: %s\n", a->paths.pin_dir, strerror(errno));
+	unlink(a->paths.sock_path);
+	return rc;
+}
+
+/*
+ * mrcd --detach: a running agent is asked to stop (its clean stop removes
+ * everything); what a dead one left is removed here. The lock is held
+ * throughout, so no agent starts in the middle.
+ */
+static int run_detach(struct agent *a)
+{
+	int rc;
+
+	if (resolve_paths(a) || check_bpffs(a))
+		return EXIT_RUNTIME;
+	rc = try_lock(a, true);
+	if (rc == -EWOULDBLOCK)
+		rc = stop_running_agent(a);
+	if (rc)
+		return EXIT_RUNTIME;
+	rc = remove_leftovers(a);
+	release_lock(a);
+	return rc ? EXIT_RUNTIME : 0;
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static int open_signals(struct agent *a, const sigset_t *set)
+{
+	a->sig_fd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (a->sig_fd < 0) {
+		pr_err("signalfd: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct agent a = { .lock_fd = -1 };
-	bool help = false;
-	int ready_fd = -1, rc;
+	struct agent a = { .lock_fd = -1, .listen_fd = -1, .sig_fd = -1,
+			   .argc = argc, .argv = argv };
+	bool help = false, restarted;
+	int ready_fd = -1, rc, sig;
 	sigset_t stop;
 
 	rc = parse_args(&a, argc, argv, &help);
@@ -1034,22 +1924,33 @@ int main(int argc, char **argv)
 		return rc;
 	libbpf_set_print(print_libbpf);
 	libxdp_set_print(print_libxdp);
+	signal(SIGPIPE, SIG_IGN);
+	if (a.opt.detach)
+		return run_detach(&a);
 
-	if (a.opt.daemon && daemonize(&ready_fd))
+	/* A re-exec is a daemon already, if it was one: same pid, same stdio. */
+	restarted = a.opt.inherited_lock_fd >= 0;
+	if (a.opt.daemon && !restarted && daemonize(&ready_fd))
 		return EXIT_RUNTIME;
 	/*
-	 * Blocked from here on, so a stop request that comes while we attach
-	 * waits for sigwaitinfo() and still gets a clean teardown.
+	 * Blocked from here on (a re-exec inherits the mask and anything
+	 * pending), so a stop request that comes while we attach waits for
+	 * the signalfd and still gets a clean teardown.
 	 */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
-	if (start(&a)) {
-		teardown(&a);
+	if (start(&a) || open_signals(&a, &stop)) {
+		if (a.adopting) {
+			pr_err("the fast path found in %s stays as it was\n",
+			       a.paths.pin_dir);
+			let_go(&a);
+		} else {
+			teardown(&a);
+		}
 		return EXIT_RUNTIME;
 	}
 	announce_ready(&a);
@@ -1062,7 +1963,9 @@ int main(int argc, char **argv)
 			pr_err("cannot tell the parent we are ready: %s\n", strerror(errno));
 		close(ready_fd);
 	}
-	wait_for_stop_signal(&stop);
+	while ((sig = serve(&a)) == SIGHUP)
+		restart(&a);
+	pr_info("%s: detaching\n", strsignal(sig));
 	teardown(&a);
 	return 0;
 }

@@ -2,7 +2,8 @@
 # mrcd, the host agent: `mrc-lab agent start` loads and attaches the fast
 # path on every host (pins in the host's own bpffs, XDP + TC on each plane),
 # `stop` removes all of it; bad arguments, a second agent, a failed start
-# and a crashed agent are handled; the object also loads the standard ways
+# and a crashed agent (adopted by the next one) are handled; the object
+# also loads the standard ways
 # (iproute2, xdp-loader). Needs build/mrcd, build/mrc-labctl and
 # build/mrc-lab-traffic.
 . "$(dirname "$0")/lib.sh"
@@ -19,10 +20,13 @@ trap 'lab_cleanup; rm -rf "$tmp"' EXIT
 # Run in a lab host with that host's bpffs on /sys/fs/bpf.
 hx() { local h=$1; shift; lab exec "$h" -- "$@"; }
 
+# Every map of the object (from its skeleton) and the two programs.
 expected_pins() {
-	printf '%s\n' mrc_cfg mrc_qp_owner mrc_ctx_owner mrc_planes mrc_qps mrc_peers \
-		mrc_qp_evs mrc_rx mrc_tx mrc_events mrc_qp_stats mrc_drops prog_xdp prog_tc |
-		LC_ALL=C sort | tr '\n' ' '
+	{
+		sed -n '/^\tstruct {$/,/} maps;/s/^\t\tstruct bpf_map \*\(mrc_[a-z0-9_]*\);$/\1/p' \
+			"$ROOT/build/skel/mrc.skel.h"
+		printf '%s\n' prog_xdp prog_tc
+	} | LC_ALL=C sort | tr '\n' ' '
 }
 pins_of() { hx "$1" sh -c "ls $2 2>/dev/null" | LC_ALL=C sort | tr '\n' ' '; }
 no_pins() {
@@ -225,6 +229,8 @@ end
 
 # --------------------------------------------------------------------------
 begin mrcd.restart_after_crash
+# A crashed agent's maps carry live QPs: the next agent adopts them (the
+# same maps, their contents intact) and swaps its programs in.
 check "first agent starts" start_bg h1 "$tmp/crash1.log" --planes p1,p2
 first=$BG
 old_cfg=$(map_id h1 mrc_cfg)
@@ -232,21 +238,22 @@ send_probe h2 "$(lab addr h1 1)"
 check "first agent counts" wait_drops h1 1
 { kill -KILL "$first"; wait "$first"; } 2>/dev/null
 check "first agent dead" wait_gone "$first"
-check "crash leaves stale pins" eq "$(pins_of h1 $PINS)" "$(expected_pins)"
+check "crash leaves its pins" eq "$(pins_of h1 $PINS)" "$(expected_pins)"
 check "crash leaves XDP attached" eq "$(xdp_name h1 p1)" mrc_xdp_rx
 check "second agent starts" start_bg h1 "$tmp/crash2.log" --planes p1,p2
 second=$BG
-check "stale XDP removed" grep -q "removed 1 XDP program(s) left by an earlier mrcd" "$tmp/crash2.log"
-check "fresh maps" test "$(map_id h1 mrc_cfg)" != "$old_cfg"
-check "no old counters" eq "$(unknown_qp_drops h1)" 0
+check "says it adopts" grep -q "adopting the fast path left in $PINS" "$tmp/crash2.log"
+check "same maps" eq "$(map_id h1 mrc_cfg)" "$old_cfg"
+check "what was written is still there" eq "$(unknown_qp_drops h1)" 1
 for p in p1 p2; do
 	check "$p: exactly one XDP program" eq "$(xdp_count h1 "$p")" 1
+	check "$p: it is mrc_xdp_rx" eq "$(xdp_name h1 "$p")" mrc_xdp_rx
 	check "$p: exactly one of ours in xdp-loader" eq \
 		"$(hx h1 xdp-loader status "$p" | grep -c mrc_xdp_rx)" 1
 	check "$p: exactly one TC filter" eq "$(tc_count h1 "$p")" 1
 done
 send_probe h2 "$(lab addr h1 2)"
-check "new agent counts" wait_drops h1 1
+check "new agent counts into the same map" wait_drops h1 2
 kill -TERM "$second"
 check "second agent stops" wait_gone "$second"
 check "clean after stop" eq "$(xdp_count h1 p1)$(tc_count h1 p1)" 00

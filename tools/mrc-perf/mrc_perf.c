@@ -804,6 +804,7 @@ static uint64_t csum_update(uint64_t h, const uint8_t *p, uint64_t len)
 
 struct lat_hist {
 	uint64_t count;
+	uint64_t max_ns;	/* exact, not a bucket: outliers are the point */
 	uint64_t bucket[LAT_BUCKETS];
 };
 
@@ -835,6 +836,8 @@ static void lat_add(struct lat_hist *h, uint64_t ns)
 {
 	h->bucket[lat_bucket(ns)]++;
 	h->count++;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
 }
 
 static double lat_percentile_us(const struct lat_hist *h, unsigned int pct)
@@ -1247,7 +1250,7 @@ static void ctl_describe_error(const struct ctl_conn *c, int err, const char *wh
 
 struct size_result {
 	uint64_t size, ops;
-	double seconds, gbps, mpps, p50_us, p99_us;
+	double seconds, gbps, mpps, p50_us, p99_us, max_us;
 };
 
 /* A WRITE in flight; wr_id is its index. SGEs live here until completion. */
@@ -1754,6 +1757,7 @@ static int client_write_size(struct client *c, uint64_t size, uint64_t ops,
 	r->mpps = r->seconds > 0 ? (double)ops / r->seconds / 1e6 : 0;
 	r->p50_us = lat_percentile_us(c->hist, 50);
 	r->p99_us = lat_percentile_us(c->hist, 99);
+	r->max_us = (double)c->hist->max_ns / 1e3;
 	return 0;
 }
 
@@ -1799,14 +1803,14 @@ static int client_verify_size(struct client *c, uint64_t size)
 
 static void print_size_header(void)
 {
-	printf(" #bytes     #iterations    BW[Gb/s]    MsgRate[Mpps]   lat_p50[us]  lat_p99[us]\n");
+	printf(" #bytes     #iterations    BW[Gb/s]    MsgRate[Mpps]   lat_p50[us]  lat_p99[us]  lat_max[us]\n");
 	fflush(stdout);
 }
 
 static void print_size_line(const struct size_result *r)
 {
-	printf(" %-10" PRIu64 " %-14" PRIu64 " %-11.2f %-15.6f %-12.2f %.2f\n",
-	       r->size, r->ops, r->gbps, r->mpps, r->p50_us, r->p99_us);
+	printf(" %-10" PRIu64 " %-14" PRIu64 " %-11.2f %-15.6f %-12.2f %-12.2f %.2f\n",
+	       r->size, r->ops, r->gbps, r->mpps, r->p50_us, r->p99_us, r->max_us);
 	fflush(stdout);
 }
 
@@ -1911,9 +1915,10 @@ static void client_print_json(const struct client *c)
 	for (i = 0; i < c->n_results; i++) {
 		r = &c->results[i];
 		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "
-		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f}",
+		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
+		       "\"lat_max_us\": %.3f}",
 		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
-		       r->p99_us);
+		       r->p99_us, r->max_us);
 	}
 	printf("], \"imm\": %s, \"error\": ", c->o->imm ? "true" : "false");
 	json_error(stdout, c->error);

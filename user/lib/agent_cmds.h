@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The mrcctl commands: parsing, help, and execution against the pinned
+ * maps. One implementation serves both ends:
+ *
+ *   - mrcctl runs it with env->dry_run set: usage errors and --help are
+ *     answered on the spot (no agent needed), and so is `ev expand`,
+ *     which is pure computation; everything else is forwarded to mrcd;
+ *   - mrcd runs it for real on what mrcctl forwarded, with its own map
+ *     fds and what it knows about its planes.
+ *
+ * Exit statuses: 0 success, 1 failure, 2 usage error. Text goes to `out`,
+ * errors to `err`; with --json, `out` gets exactly one JSON document.
+ */
+#ifndef MRC_AGENT_CMDS_H
+#define MRC_AGENT_CMDS_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mrc/abi.h"
+
+#define AGENT_EXIT_OK		0
+#define AGENT_EXIT_FAIL		1
+#define AGENT_EXIT_USAGE	2
+
+/* What mrcd knows about a plane beyond the mrc_planes map. */
+struct agent_plane_info {
+	char name[IFNAMSIZ];
+	int ifindex;
+	const char *xdp_mode;		/* "native", "skb", "none" */
+	const char *xdp_how;		/* "libxdp dispatcher", "libxdp", "direct" */
+	uint32_t xdp_prog_id;		/* our mrc_xdp_rx; 0 = not attached */
+	uint32_t xdp_attached_id;	/* what the device runs (may be a dispatcher) */
+	uint32_t tc_prog_id;		/* program of our TC filter; 0 = none */
+};
+
+/* The pinned maps, by fd (-1 where a map is missing). */
+struct agent_maps {
+	int cfg, planes, plane_of, qps, qp_owner, qp_evs, ev_stats;
+	int ev_profiles, cc_profiles, qp_stats, drops, rx, tx;
+};
+
+struct agent_cmd_env {
+	bool dry_run;			/* mrcctl: check, help and local commands only */
+	const char *pin_dir;
+	int pid;			/* mrcd's */
+	unsigned int n_planes;
+	struct agent_plane_info planes[MRC_MAX_PLANES_ABI];
+	struct agent_maps maps;
+};
+
+/*
+ * Run the command argv[0..argc-1] (the words after "mrcctl", e.g. "qp",
+ * "show", "3", "--json"). Returns the exit status. With env->dry_run,
+ * *done says the command was completed here (help, ev expand, or an
+ * error) and must not be forwarded.
+ */
+int agent_cmd_run(const struct agent_cmd_env *env, int argc, char **argv,
+		  FILE *out, FILE *err, bool *done);
+
+/* The overview `mrcctl --help` prints. */
+void agent_cmd_usage(FILE *f);
+
+#endif

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * mrcd <-> mrcctl: paths and the message protocol (see agent_ipc.h).
+ */
+#define _GNU_SOURCE
+#include "lib/agent_ipc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((format(printf, 4, 5)))
+static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* ---- where -------------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * The folder itself need not exist yet (mrcd creates it), its parent
+ * must: that is where the bpffs is, and realpath() of the parent gives
+ * every spelling of one folder the same name.
+ */
+static int resolve_pin_dir(const char *arg, struct agent_paths *p,
+			   char *err, size_t errlen)
+{
+	char buf[PATH_MAX], *slash, *base;
+	const char *parent;
+	size_t len;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return fail(-ENAMETOOLONG, err, errlen, "'%s': path too long", arg);
+	len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	slash = strrchr(buf, '/');
+	base = slash ? slash + 1 : buf;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return fail(-EINVAL, err, errlen,
+			    "'%s' does not name a folder to create", arg);
+	if (slash) {
+		*slash = '\0';
+		parent = slash == buf ? "/" : buf;
+	} else {
+		parent = ".";
+	}
+	if (!realpath(parent, p->pin_parent))
+		return fail(-errno, err, errlen, "%s: %s", parent, strerror(errno));
+	if (snprintf(p->pin_dir, sizeof(p->pin_dir), "%s/%s",
+		     strcmp(p->pin_parent, "/") ? p->pin_parent : "", base) >=
+	    (int)sizeof(p->pin_dir))
+		return fail(-ENAMETOOLONG, err, errlen, "'%s': path too long", arg);
+	return 0;
+}
+
+int agent_paths_resolve(const char *pin_dir_arg, struct agent_paths *p,
+			char *err, size_t errlen)
+{
+	unsigned long long hash;
+	struct stat st;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	rc = resolve_pin_dir(pin_dir_arg, p, err, errlen);
+	if (rc)
+		return rc;
+	if (stat(p->pin_parent, &st))
+		return fail(-errno, err, errlen, "%s: %s", p->pin_parent,
+			    strerror(errno));
+	/*
+	 * The bpffs instance (its device) and the folder: lab hosts each
+	 * have their own bpffs at the same path, and each may run an agent.
+	 */
+	hash = (unsigned long long)fnv1a(p->pin_dir);
+	snprintf(p->lock_path, sizeof(p->lock_path), "%s/mrcd-%x.%x-%016llx.lock",
+		 AGENT_RUN_DIR, major(st.st_dev), minor(st.st_dev), hash);
+	snprintf(p->sock_path, sizeof(p->sock_path), "%s/mrcd-%x.%x-%016llx.sock",
+		 AGENT_RUN_DIR, major(st.st_dev), minor(st.st_dev), hash);
+	return 0;
+}
+
+static int sockaddr_for(const char *path, struct sockaddr_un *sa,
+			char *err, size_t errlen)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return fail(-ENAMETOOLONG, err, errlen, "socket path %s too long", path);
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* ---- mrcd's side -------------------------------------------------------- */
+
+int agent_listen(const char *path, int *fd_out, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	mode_t old_mask;
+	int fd, rc;
+
+	rc = sockaddr_for(path, &sa, err, errlen);
+	if (rc)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return fail(-errno, err, errlen, "socket: %s", strerror(errno));
+	/* The caller holds the agent lock: whatever is at the path is stale. */
+	unlink(path);
+	/* Commands change the fast path: only root (and our user) may send them. */
+	old_mask = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (rc || listen(fd, AGENT_MAX_CLIENTS)) {
+		rc = -errno;
+		close(fd);
+		return fail(rc, err, errlen, "cannot listen on %s: %s", path,
+			    strerror(-rc));
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int agent_req_parse(char *buf, size_t len, int *argc, char **argv,
+		    char *err, size_t errlen)
+{
+	struct agent_req req;
+	char *p, *end;
+	int i;
+
+	if (len < sizeof(req))
+		return fail(-EPROTO, err, errlen, "short request (%zu bytes)", len);
+	memcpy(&req, buf, sizeof(req));
+	if (req.magic != AGENT_REQ_MAGIC)
+		return fail(-EPROTO, err, errlen, "not an mrcctl request");
+	if (req.version != AGENT_PROTO_VERSION)
+		return fail(-EPROTO, err, errlen,
+			    "mrcctl speaks protocol %u, this mrcd speaks %u: "
+			    "use the mrcctl that came with this mrcd",
+			    req.version, AGENT_PROTO_VERSION);
+	if (req.argc > AGENT_ARGS_MAX)
+		return fail(-E2BIG, err, errlen, "%u arguments, at most %d",
+			    req.argc, AGENT_ARGS_MAX);
+	if (req.args_len != len - sizeof(req))
+		return fail(-EPROTO, err, errlen, "request length mismatch");
+	p = buf + sizeof(req);
+	end = buf + len;
+	*end = '\0';	/* the spare byte: a missing final NUL stays harmless */
+	for (i = 0; i < req.argc; i++) {
+		char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul || nul == end)
+			return fail(-EPROTO, err, errlen, "argument %d is cut short", i + 1);
+		argv[i] = p;
+		p = nul + 1;
+	}
+	if (p != end)
+		return fail(-EPROTO, err, errlen, "bytes after the last argument");
+	argv[req.argc] = NULL;
+	*argc = req.argc;
+	return 0;
+}
+
+void agent_reply_init(struct agent_reply *r, int status, char *out,
+		      size_t out_len, char *err, size_t err_len)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = status;
+	r->out = out;
+	r->err = err;
+	r->out_len = out ? out_len : 0;
+	r->err_len = err ? err_len : 0;
+	if (r->out_len > AGENT_REPLY_MAX)
+		r->out_len = AGENT_REPLY_MAX;
+	if (r->err_len > AGENT_REPLY_MAX - r->out_len)
+		r->err_len = AGENT_REPLY_MAX - r->out_len;
+}
+
+/* The next message of the reply into msg[AGENT_MSG_MAX]; its length. */
+static size_t reply_next_msg(const struct agent_reply *r, char *msg,
+			     size_t *advance)
+{
+	struct agent_msg h = {
+		.magic = AGENT_MSG_MAGIC,
+		.version = AGENT_PROTO_VERSION,
+	};
+	const char *text = r->phase == 0 ? r->out : r->err;
+	size_t left = (r->phase == 0 ? r->out_len : r->err_len) - r->off;
+	size_t n = 0;
+
+	if (r->phase == 2) {
+		h.type = AGENT_MSG_EXIT;
+		h.status = r->status;
+	} else {
+		h.type = r->phase == 0 ? AGENT_MSG_OUT : AGENT_MSG_ERR;
+		n = left < AGENT_MSG_MAX - sizeof(h) ? left : AGENT_MSG_MAX - sizeof(h);
+		memcpy(msg + sizeof(h), text + r->off, n);
+	}
+	h.len = (uint32_t)n;
+	memcpy(msg, &h, sizeof(h));
+	*advance = n;
+	return sizeof(h) + n;
+}
+
+/* Skip empty texts: stdout, stderr, exit, done. */
+static void reply_settle(struct agent_reply *r)
+{
+	while ((r->phase == 0 && r->off >= r->out_len) ||
+	       (r->phase == 1 && r->off >= r->err_len)) {
+		r->phase++;
+		r->off = 0;
+	}
+}
+
+int agent_reply_send(int fd, struct agent_reply *r)
+{
+	static char msg[AGENT_MSG_MAX];
+	size_t len, advance;
+	ssize_t n;
+
+	for (reply_settle(r); r->phase < 3; reply_settle(r)) {
+		len = reply_next_msg(r, msg, &advance);
+		n = send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return -errno;
+		if (r->phase == 2)
+			r->phase = 3;
+		else
+			r->off += advance;
+	}
+	return 1;
+}
+
+void agent_reply_free(struct agent_reply *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* ---- mrcctl's side ------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int build_request(int argc, char *const *argv, char **buf, size_t *len,
+			 char *err, size_t errlen)
+{
+	struct agent_req req = {
+		.magic = AGENT_REQ_MAGIC,
+		.version = AGENT_PROTO_VERSION,
+		.argc = (uint16_t)argc,
+	};
+	size_t args_len = 0, off;
+	int i;
+
+	if (argc > AGENT_ARGS_MAX)
+		return fail(-E2BIG, err, errlen, "%d arguments, at most %d",
+			    argc, AGENT_ARGS_MAX);
+	for (i = 0; i < argc; i++)
+		args_len += strlen(argv[i]) + 1;
+	if (sizeof(req) + args_len > AGENT_REQ_MAX)
+		return fail(-E2BIG, err, errlen,
+			    "the command line is too long (%zu bytes, at most %d)",
+			    args_len, AGENT_REQ_MAX - (int)sizeof(req));
+	req.args_len = (uint32_t)args_len;
+	*buf = malloc(sizeof(req) + args_len);
+	if (!*buf)
+		return fail(-ENOMEM, err, errlen, "out of memory");
+	memcpy(*buf, &req, sizeof(req));
+	off = sizeof(req);
+	for (i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+
+		memcpy(*buf + off, argv[i], n);
+		off += n;
+	}
+	*len = off;
+	return 0;
+}
+
+/* Wait for `events` on fd until `deadline` (ms): 1 ready, 0 timed out. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int64_t left;
+	int n;
+
+	for (;;) {
+		left = deadline - now_ms();
+		if (left <= 0)
+			return 0;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static enum agent_call_result connect_agent(const char *sock_path, int *fd_out,
+					    int64_t deadline, char *err,
+					    size_t errlen)
+{
+	struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+	struct sockaddr_un sa;
+	int fd, e;
+
+	if (sockaddr_for(sock_path, &sa, err, errlen))
+		return AGENT_CALL_FAILED;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fail(0, err, errlen, "socket: %s", strerror(errno));
+		return AGENT_CALL_FAILED;
+	}
+	/* A full backlog says EAGAIN (mrcd is busy or re-executing): retry. */
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		e = errno;
+		if ((e == EAGAIN || e == EINTR) && now_ms() < deadline) {
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		close(fd);
+		if (e == ENOENT || e == ECONNREFUSED)
+			return AGENT_CALL_NOT_RUNNING;
+		if (e == EAGAIN)
+			return AGENT_CALL_TIMEOUT;
+		fail(0, err, errlen, "cannot connect to %s: %s", sock_path, strerror(e));
+		return AGENT_CALL_FAILED;
+	}
+	*fd_out = fd;
+	return AGENT_CALL_OK;
+}
+
+static enum agent_call_result send_request(int fd, const char *req, size_t len,
+					   int64_t deadline, char *err,
+					   size_t errlen)
+{
+	for (;;) {
+		ssize_t n = send(fd, req, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		int rc;
+
+		if (n == (ssize_t)len)
+			return AGENT_CALL_OK;
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+			fail(0, err, errlen, "sending the command to mrcd: %s",
+			     n >= 0 ? "short write" : strerror(errno));
+			return AGENT_CALL_FAILED;
+		}
+		rc = wait_fd(fd, POLLOUT, deadline);
+		if (rc == 0)
+			return AGENT_CALL_TIMEOUT;
+		if (rc < 0) {
+			fail(0, err, errlen, "poll: %s", strerror(-rc));
+			return AGENT_CALL_FAILED;
+		}
+	}
+}
+
+static enum agent_call_result read_reply(int fd, FILE *out, FILE *errf,
+					 int *status, int64_t deadline,
+					 char *err, size_t errlen)
+{
+	static char msg[AGENT_MSG_MAX];
+	struct agent_msg h;
+	size_t total = 0;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		rc = wait_fd(fd, POLLIN, deadline);
+		if (rc == 0)
+			return AGENT_CALL_TIMEOUT;
+		n = rc < 0 ? -1 : recv(fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0) {
+			fail(0, err, errlen, "reading mrcd's answer: %s", strerror(errno));
+			return AGENT_CALL_FAILED;
+		}
+		if (n == 0) {
+			fail(0, err, errlen, "mrcd closed the connection before it "
+			     "answered (was it restarting? try again)");
+			return AGENT_CALL_FAILED;
+		}
+		memcpy(&h, msg, (size_t)n < sizeof(h) ? (size_t)n : sizeof(h));
+		if ((size_t)n < sizeof(h) || (size_t)n > sizeof(msg) ||
+		    h.magic != AGENT_MSG_MAGIC || h.version != AGENT_PROTO_VERSION ||
+		    h.len != (size_t)n - sizeof(h) ||
+		    (total += h.len) > AGENT_REPLY_MAX) {
+			fail(0, err, errlen, "mrcd sent a malformed answer "
+			     "(is mrcctl from the same build as mrcd?)");
+			return AGENT_CALL_FAILED;
+		}
+		switch (h.type) {
+		case AGENT_MSG_OUT:
+			fwrite(msg + sizeof(h), 1, h.len, out);
+			break;
+		case AGENT_MSG_ERR:
+			fwrite(msg + sizeof(h), 1, h.len, errf);
+			break;
+		case AGENT_MSG_EXIT:
+			*status = h.status;
+			return AGENT_CALL_OK;
+		default:
+			fail(0, err, errlen, "mrcd sent an answer of unknown type %u",
+			     h.type);
+			return AGENT_CALL_FAILED;
+		}
+	}
+}
+
+enum agent_call_result agent_call(const char *sock_path, int argc,
+				  char *const *argv, FILE *out, FILE *errf,
+				  int *status, char *err, size_t errlen)
+{
+	int64_t deadline = now_ms() + AGENT_TIMEOUT_MS;
+	enum agent_call_result res;
+	char *req = NULL;
+	size_t len = 0;
+	int fd = -1;
+
+	if (build_request(argc, argv, &req, &len, err, errlen))
+		return AGENT_CALL_FAILED;
+	res = connect_agent(sock_path, &fd, deadline, err, errlen);
+	if (res == AGENT_CALL_OK)
+		res = send_request(fd, req, len, deadline, err, errlen);
+	if (res == AGENT_CALL_OK)
+		res = read_reply(fd, out, errf, status, deadline, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	free(req);
+	return res;
+}

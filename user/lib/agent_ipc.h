@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * How mrcctl talks to mrcd.
+ *
+ * Where: one Unix socket per agent, next to its lock file in /run/mrc and
+ * named like it after the bpffs instance (device number) that holds the
+ * pin folder and the folder itself. Lab hosts each mount their own bpffs
+ * at the same path and share /run, so the name must say which bpffs; the
+ * derivation lives here so mrcd and mrcctl cannot disagree on it.
+ *
+ * Protocol (SOCK_SEQPACKET, so every send is one message, never split):
+ *
+ *   request  one message: struct agent_req, then `argc` NUL-terminated
+ *            arguments (the command line after "mrcctl [--pin-dir D]"),
+ *            AGENT_REQ_MAX bytes at most.
+ *   reply    any number of AGENT_MSG_OUT / AGENT_MSG_ERR messages (text
+ *            for mrcctl's stdout / stderr, AGENT_MSG_MAX bytes at most
+ *            each, AGENT_REPLY_MAX in total), then one AGENT_MSG_EXIT
+ *            whose `status` is mrcctl's exit status; mrcd then closes.
+ *
+ * Both ends give up after AGENT_TIMEOUT_MS. mrcd serves clients from its
+ * poll loop without ever blocking on one: a client that does not send its
+ * request or read its reply in time is dropped.
+ */
+#ifndef MRC_AGENT_IPC_H
+#define MRC_AGENT_IPC_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/un.h>
+
+#define AGENT_PIN_DIR_DEFAULT	"/sys/fs/bpf/mrc"
+#define AGENT_RUN_DIR		"/run/mrc"
+
+#define AGENT_PROTO_VERSION	1
+#define AGENT_REQ_MAGIC		0x5143524du	/* "MRCQ" */
+#define AGENT_MSG_MAGIC		0x5243524du	/* "MRCR" */
+#define AGENT_REQ_MAX		(64 * 1024)
+#define AGENT_ARGS_MAX		256
+#define AGENT_MSG_MAX		(16 * 1024)	/* one reply message, header included */
+#define AGENT_REPLY_MAX		(8u << 20)	/* stdout + stderr text of one reply */
+#define AGENT_TIMEOUT_MS	5000
+#define AGENT_MAX_CLIENTS	16
+
+struct agent_req {
+	uint32_t magic;		/* AGENT_REQ_MAGIC */
+	uint16_t version;	/* AGENT_PROTO_VERSION */
+	uint16_t argc;
+	uint32_t args_len;	/* bytes of arguments after this header */
+	uint32_t pad;
+};
+
+enum agent_msg_type {
+	AGENT_MSG_OUT	= 1,
+	AGENT_MSG_ERR	= 2,
+	AGENT_MSG_EXIT	= 3,
+};
+
+struct agent_msg {
+	uint32_t magic;		/* AGENT_MSG_MAGIC */
+	uint16_t version;
+	uint8_t	 type;		/* enum agent_msg_type */
+	uint8_t	 pad;
+	uint32_t len;		/* bytes of text after this header */
+	int32_t	 status;	/* AGENT_MSG_EXIT: the exit status */
+};
+
+/* ---- where -------------------------------------------------------------- */
+
+struct agent_paths {
+	char pin_dir[PATH_MAX];		/* absolute, no trailing slash */
+	char pin_parent[PATH_MAX];	/* must be on a bpffs */
+	char lock_path[PATH_MAX];
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+/*
+ * Make `pin_dir_arg` absolute (its parent must exist) and derive the lock
+ * file and socket paths from it. 0, or a negative errno with the reason
+ * in err[errlen].
+ */
+int agent_paths_resolve(const char *pin_dir_arg, struct agent_paths *p,
+			char *err, size_t errlen);
+
+/* ---- mrcd's side -------------------------------------------------------- */
+
+/* A listening socket at `path` (replacing a stale one), mode 0600. */
+int agent_listen(const char *path, int *fd, char *err, size_t errlen);
+
+/*
+ * Check a request message and point argv[0..argc-1] into `buf` (which
+ * must hold one spare byte past `len`). 0, or -EPROTO / -E2BIG with a
+ * reason.
+ */
+int agent_req_parse(char *buf, size_t len, int *argc, char **argv,
+		    char *err, size_t errlen);
+
+/*
+ * A reply on its way out: the text, and how far sending has got. Sent a
+ * message at a time without blocking, so a slow reader costs mrcd nothing.
+ */
+struct agent_reply {
+	char *out, *err;	/* malloc'd; owned by the reply */
+	size_t out_len, err_len;
+	int status;
+	int phase;		/* 0 stdout, 1 stderr, 2 exit, 3 done */
+	size_t off;
+};
+
+/* Take ownership of the texts (clipped to AGENT_REPLY_MAX together). */
+void agent_reply_init(struct agent_reply *r, int status, char *out,
+		      size_t out_len, char *err, size_t err_len);
+/* 1 when all is sent, 0 when the socket is full (wait for POLLOUT), -errno. */
+int agent_reply_send(int fd, struct agent_reply *r);
+void agent_reply_free(struct agent_reply *r);
+
+/* ---- mrcctl's side ------------------------------------------------------ */
+
+enum agent_call_result {
+	AGENT_CALL_OK = 0,
+	AGENT_CALL_NOT_RUNNING,	/* no socket, or nobody listening on it */
+	AGENT_CALL_TIMEOUT,	/* mrcd did not answer in AGENT_TIMEOUT_MS */
+	AGENT_CALL_FAILED,	/* anything else; reason in err */
+};
+
+/*
+ * Send argv to the mrcd of `sock_path` and copy its reply text to `out`
+ * and `errf` as it arrives; *status gets the exit status it sent.
+ */
+enum agent_call_result agent_call(const char *sock_path, int argc,
+				  char *const *argv, FILE *out, FILE *errf,
+				  int *status, char *err, size_t errlen);
+
+#endif
