@@ -2,8 +2,9 @@
 # `make demo`: bring up a 2-host, 4-plane, 2-spine lab, show its topology,
 # spray UDP over 1000 source ports on every plane and show how ECMP spread
 # it over the spines, blackhole one spine and show the damage; then start
-# mrcd on both hosts and move verified data with the MRC transport
-# (mrc-perf), cleanly and through 1% loss; then tear the lab down.
+# mrcd on both hosts, move 1 GiB with one MRC QP sprayed over every plane
+# and spine (verified), again through 1% loss, show a live QP's EV states
+# with mrcctl; then tear the lab down.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LAB=demo$$
@@ -41,23 +42,46 @@ send_all_planes
 	jq -r '.links[] | select(.dropped > 0) | "\(.name): \(.dropped) packets dropped"'
 "$MRC_LAB" fault --name "$LAB" p2-s1 clear
 echo
-echo "== MRC transport: mrcd on both hosts, mrc-perf WRITEs h1 -> h2 on plane 1"
+echo "== MRC: mrcd on both hosts; one QP WRITEs 1 GiB h1 -> h2, sprayed over 4 planes x 2 spines"
 "$MRC_LAB" agent --name "$LAB" start
+MRCCTL="$ROOT/build/mrcctl"
 "$MRC_LAB" exec --name "$LAB" h2 "$PERF" server 2> /dev/null &
 SERVER_PID=$!
 sleep 0.5
 H2=$("$MRC_LAB" addr --name "$LAB" h2 1)
-"$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --sweep 4k:1m --bytes 64m --verify 2> /dev/null
+"$MRC_LAB" stats --name "$LAB" --reset
+"$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 1g --verify 2> /dev/null
+echo "-- bytes per plane (h1's access links) and per spine, both directions:"
+"$MRC_LAB" stats --name "$LAB" --json | jq -r '
+	(.links[] | select(.name | test("-h1$")) | "\(.name): \(.bytes / 1e6 | floor) MB"),
+	(.spines[] | "plane \(.plane) spine \(.spine): \(.bytes / 1e6 | floor) MB")' | paste - - - -
 echo
-echo "== the same with 1% loss on both spine links of plane 1 (selective resend)"
+echo "== the same with 1% loss on both spine links of plane 1 (per-path loss, selective resend)"
 "$MRC_LAB" fault --name "$LAB" p1-s1 drop 1
 "$MRC_LAB" fault --name "$LAB" p1-s2 drop 1
 "$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 256m --verify 2> /dev/null
+"$MRC_LAB" fault --name "$LAB" p1-s1 clear
+"$MRC_LAB" fault --name "$LAB" p1-s2 clear
 echo
-echo "== h1's fast path: per-QP counters of the XDP/TC programs (bpftool)"
-"$MRC_LAB" exec --name "$LAB" h1 bpftool map dump pinned /sys/fs/bpf/mrc/mrc_qp_stats |
-	jq -r '.[] | [.values[].value] as $v | select(($v | map(.tx_stamped) | add) > 0) |
-		"qp \(.key + 1): packets stamped \($v | map(.tx_stamped) | add), SACKs \($v | map(.rx_sack) | add), losses reported \($v | map(.losses) | add), WRITEs completed \($v | map(.completions) | add)"'
+echo "== EV states of a live QP (mrcctl), after 'mrcctl ev deny --plane 2'"
+"$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 64g --timeout-s 30 \
+	> /dev/null 2>&1 &
+CLIENT_PID=$!
+QPN=""
+for _ in $(seq 50); do
+	QPN=$("$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" --json qp list 2> /dev/null | jq -r '.[0].qpn // empty')
+	[ -n "$QPN" ] && break
+	sleep 0.1
+done
+if [ -n "$QPN" ]; then
+	"$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" ev deny --qp "$QPN" --plane 2
+	sleep 0.5
+	"$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" --json ev list --qp "$QPN" | jq -r '
+		group_by(.plane)[] | "plane \(.[0].plane): \(length) EVs, states \(map(.state) | unique | join(",")), " +
+		"\(map(.packets) | add) packets sent, mean RTT \(map(.rtt_us) | add / length | floor) us"'
+fi
+kill "$CLIENT_PID" 2> /dev/null || true
+wait "$CLIENT_PID" 2> /dev/null || true
 "$MRC_LAB" agent --name "$LAB" stop
 echo
 echo "demo done: lab $LAB removed"

@@ -86,3 +86,31 @@ json() { jq -r "$2" "$1"; }
 stats_json() { lab stats --json; }
 spine_packets() { stats_json | jq -r ".spines[] | select(.plane==$1 and .spine==$2) | .packets"; }
 link_field() { stats_json | jq -r ".links[] | select(.name==\"$1\") | .$2"; }
+
+# MRC --------------------------------------------------------------------
+PERF="$ROOT/build/mrc-perf"
+MRCCTL="$ROOT/build/mrcctl"
+
+# mrc_up TMPDIR: mrcd on every host of the lab and one mrc-perf server on
+# h2 for the whole test file (it serves one client after another; its JSON
+# lines go to TMPDIR/server.json). Sets H2 to h2's plane-1 address.
+mrc_up() {
+	MRC_TMP=$1
+	lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
+	H2=$(lab addr h2 1)
+	"$LAB_CMD" exec --name "$LAB" h2 "$PERF" server --json \
+		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &
+	BG_PIDS+=($!)
+	sleep 0.5
+}
+
+# client ARGS...: one mrc-perf run from h1 to $H2, its JSON in
+# $MRC_TMP/c.json; the exit status is returned and stderr shown on failure.
+client() {
+	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+		> "$MRC_TMP/c.json" 2> "$MRC_TMP/c.err"
+	local rc=$?
+	[ $rc -eq 0 ] || sed 's/^/    client: /' "$MRC_TMP/c.err" >&2
+	return $rc
+}
+cj() { jq -r "$1" "$MRC_TMP/c.json"; }

@@ -5,32 +5,10 @@
 # port, for contrast, stays on one spine per plane.
 . "$(dirname "$0")/lib.sh"
 
-PERF="$ROOT/build/mrc-perf"
 LAB_PREFIX=spr lab_up --hosts 2 --planes 4 --spines 2
 tmp=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-	lab agent stop > /dev/null 2>&1
-	lab_cleanup
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
-H2=$(lab addr h2 1)
-lab exec h2 "$PERF" server --json > "$tmp/server.json" 2> "$tmp/server.err" &
-SERVER_PID=$!
-BG_PIDS+=("$SERVER_PID")
-sleep 0.5
-
-client() {
-	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" > "$tmp/c.json" 2> "$tmp/c.err"
-	local rc=$?
-	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
-	return $rc
-}
-cj() { jq -r "$1" "$tmp/c.json"; }
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+mrc_up "$tmp"
 
 # Jain's fairness index of the numbers on stdin, x1000 (1000 = perfectly even).
 jain_milli() { jq -s '(add * add) / (length * (map(. * .) | add)) * 1000 | floor'; }
@@ -71,4 +49,55 @@ H2=$(lab addr h2 1 -6)
 check "1 GiB over IPv6, verified" client --size 1m --bytes 256m --verify --imm
 check "verified" eq "$(cj .verified)" true
 H2=$(lab addr h2 1)
+end
+
+# A long transfer in the background for the live tests; QPN of its QP on h1.
+start_long_client() {
+	"$LAB_CMD" exec --name "$LAB" h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+		> "$tmp/long.json" 2> "$tmp/long.err" &
+	LONG_PID=$!
+	BG_PIDS+=("$LONG_PID")
+	QPN=""
+	for ((i = 0; i < 100; i++)); do
+		QPN=$(lab exec h1 "$MRCCTL" --json qp list 2> /dev/null | jq -r '.[0].qpn // empty')
+		[ -n "$QPN" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+plane_packets() {
+	lab exec h1 "$MRCCTL" --json ev list --qp "$QPN" |
+		jq "[.[] | select(.plane == $1) | .packets] | add"
+}
+
+begin spray.ev_deny_stops_use
+check "live QP" start_long_client --size 1m --bytes 64g --depth 8
+check "deny plane 2's EVs" lab exec h1 "$MRCCTL" ev deny --qp "$QPN" --plane 2
+sleep 0.05
+p2a=$(plane_packets 2) p1a=$(plane_packets 1)
+sleep 0.5
+p2b=$(plane_packets 2) p1b=$(plane_packets 1)
+echo "    after deny: plane 2 +$((p2b - p2a)) packets, plane 1 +$((p1b - p1a))" >&2
+check "denied EVs unused 50 ms after the deny" eq "$((p2b - p2a))" 0
+check "other planes carry on" between "$((p1b - p1a))" 100 100000000
+check "allow again" lab exec h1 "$MRCCTL" ev allow --qp "$QPN" --plane 2
+sleep 0.2
+p2c=$(plane_packets 2)
+check "plane 2 used again" between "$((p2c - p2b))" 1 100000000
+kill "$LONG_PID" 2> /dev/null
+wait "$LONG_PID" 2> /dev/null
+end
+
+begin spray.mrcd_restart_mid_transfer
+check "live QP" start_long_client --size 64k --depth 4 --bytes 8g --verify
+sleep 0.5
+check "agent restart" lab agent restart
+wait "$LONG_PID"
+rc=$?
+check "transfer completes" eq "$rc" 0
+check "verified" eq "$(jq -r .verified "$tmp/long.json")" true
+max=$(jq '[.sizes[].lat_max_us] | max | floor' "$tmp/long.json")
+p99=$(jq '[.sizes[].lat_p99_us] | max | floor' "$tmp/long.json")
+echo "    across the restart: completion latency max ${max} us (p99 ${p99} us)" >&2
+check "no stall over 100 ms" between "$max" 0 100000
 end

@@ -5,35 +5,10 @@
 # address and garbage aimed at the MRC port.
 . "$(dirname "$0")/lib.sh"
 
-PERF="$ROOT/build/mrc-perf"
 LAB_PREFIX=trn lab_up --hosts 3 --planes 1 --spines 2 --mtu 1500
 tmp=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-	lab agent stop > /dev/null 2>&1
-	lab_cleanup
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
-H2=$(lab addr h2 1)
-
-# One server for the whole file: it serves one client after another.
-lab exec h2 "$PERF" server --json > "$tmp/server.json" 2> "$tmp/server.err" &
-SERVER_PID=$!
-BG_PIDS+=("$SERVER_PID")
-sleep 0.5
-
-# client ARGS...: one mrc-perf run from h1, JSON in $tmp/c.json, rc returned.
-client() {
-	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" > "$tmp/c.json" 2> "$tmp/c.err"
-	local rc=$?
-	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
-	return $rc
-}
-cj() { jq -r "$1" "$tmp/c.json"; }
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+mrc_up "$tmp"
 
 begin transport.sizes_verified
 for size in 1 4096 1m 64m; do
@@ -98,7 +73,7 @@ begin transport.blackhole_permanent
 client --size 64k --bytes 4g --ack-timeout 12 --retry 3 --exp-retry 3 --timeout-s 30 &
 cpid=$!
 wait_for() { for ((i = 0; i < 100; i++)); do grep -q "$1" "$2" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
-check "client connected" wait_for connected "$tmp/c.err"
+check "client connected" wait_for connected "$MRC_TMP/c.err"
 sleep 0.3
 start=$(date +%s%N)
 lab fault p1-s1 blackhole
@@ -108,7 +83,7 @@ rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "    permanent blackhole: rc $rc after $ms ms: $(cj .error)" >&2
 check "client fails" eq "$rc" 1
-check "error names the retries" grep -q "retry exceeded" "$tmp/c.err"
+check "error names the retries" grep -q "retry exceeded" "$MRC_TMP/c.err"
 check "ERROR within the retry budget (+ slack)" between "$ms" 50 1500
 lab fault p1-s1 clear
 lab fault p1-s2 clear
@@ -122,7 +97,7 @@ sessions=$(wc -l < "$tmp/server.json")
 client --size 4096 --iters 4 --offset 4096
 rc=$?
 check "client fails" eq "$rc" 1
-check "remote access error reported" grep -q "remote access error" "$tmp/c.err"
+check "remote access error reported" grep -q "remote access error" "$MRC_TMP/c.err"
 client --size 4096 --iters 4 --offset 2048
 check "straddling the end fails too" eq "$?" 1
 # The server reports a session when it notices the client has gone.
