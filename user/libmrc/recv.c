@@ -267,8 +267,8 @@ static void note_trigger(struct mrc_qp *qp, const struct rx_pkt *p,
 	qp->trigger.ev = ntohs(p->from->sin6_port);
 	qp->trigger.ts = ts;
 	qp->trigger.peer = peer;
-	if ((p->tos & ECN_CE_BITS) == ECN_CE_BITS)
-		qp->trigger.m = MRC_M_SKIP_ONCE;
+	qp->trigger.m = (p->tos & ECN_CE_BITS) == ECN_CE_BITS ?
+			MRC_M_SKIP_ONCE : MRC_M_NONE;
 }
 
 static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
@@ -335,7 +335,12 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	 * last 64 PSNs, so SACKs at most 16 packets apart leave no PSN the
 	 * sender never hears about (and would resend for nothing).
 	 */
+	/*
+	 * A CE mark is answered at once, so the SACK echoes the EV of the
+	 * marked packet itself: the sender steers away from that path only.
+	 */
 	if (p->flags & (MRC_BTH_F_ACK_REQ | MRC_BTH_F_RETX) ||
+	    (p->tos & ECN_CE_BITS) == ECN_CE_BITS ||
 	    ++qp->pkts_since_sack >= MRC_ACK_EVERY)
 		send_sack(qp);
 }
