@@ -1086,9 +1086,13 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
 	__u32 n;
+	__u32 stride;
 };
 
-/* One Fisher-Yates step: swap slot i = n - 1 - index with one below it. */
+/*
+ * One Fisher-Yates step: swap slot i = n - 1 - index with a random slot
+ * at or below it that is a multiple of `stride` away (same plane slot).
+ */
 static long shuffle_step(__u32 index, void *data)
 {
 	struct shuffle_ctx *sc = data;
@@ -1097,7 +1101,7 @@ static long shuffle_step(__u32 index, void *data)
 
 	if (i == 0 || i >= MRC_MAX_EVS)
 		return 1;
-	j = bpf_get_prandom_u32() % (i + 1);
+	j = i - sc->stride * (bpf_get_prandom_u32() % (i / sc->stride + 1));
 	i &= MRC_MAX_EVS - 1;
 	j &= MRC_MAX_EVS - 1;
 	t = sc->evs->perm[i];
@@ -1113,10 +1117,12 @@ static long shuffle_step(__u32 index, void *data)
  */
 static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
 {
-	struct shuffle_ctx sc = { .evs = evs, .n = n };
+	struct shuffle_ctx sc = { .evs = evs, .n = n, .stride = evs->stride };
 
 	if (n < 2 || n > MRC_MAX_EVS)
 		return;
+	if (sc.stride == 0 || sc.stride > MRC_MAX_PLANES_ABI)
+		sc.stride = 1;
 	bpf_loop(n - 1, shuffle_step, &sc, 0);
 	__sync_fetch_and_add(&evs->shuffles, 1);
 }

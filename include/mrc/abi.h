@@ -284,10 +284,18 @@ MRC_ABI_ASSERT_SIZE(struct mrc_ev_entry, 8);
 struct mrc_qp_evs {
 	__u32	next;		/* rotation cursor */
 	__u32	shuffles;	/* times the permutation was redrawn */
+	/*
+	 * Redraws only swap positions `stride` apart (0 or 1: any two).
+	 * libmrc lays the table out plane by plane in turn and sets stride to
+	 * the number of planes, so consecutive packets keep visiting the
+	 * planes in turn and no plane's queue gets a burst.
+	 */
+	__u32	stride;
+	__u32	pad;
 	struct mrc_ev_entry ev[MRC_MAX_EVS];
 	__u8	perm[MRC_MAX_EVS];
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 8 + 9 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 16 + 9 * MRC_MAX_EVS);
 
 /* Marks in a row after which an EV is swapped for a backup of its plane. */
 #define MRC_EV_SWAP_MARKS	8

@@ -158,18 +158,33 @@ static int load_ev_profile(struct mrc_qp *qp, struct ev_profile *p,
 	return p->state == EV_PROFILE_STATE_ONLINE ? 0 : -EINVAL;
 }
 
-/* Fisher-Yates with libc's random(): the first rotation order. */
-static void shuffle(uint8_t *perm, uint32_t n)
+/*
+ * The first rotation order: Fisher-Yates with libc's random(), swapping
+ * only positions `stride` apart, as TC does when it redraws (see struct
+ * mrc_qp_evs). With the table's planes in turn, the rotation visits the
+ * planes in turn.
+ */
+static void shuffle(uint8_t *perm, uint32_t n, uint32_t stride)
 {
 	for (uint32_t i = 0; i < n; i++)
 		perm[i] = (uint8_t)i;
 	for (uint32_t i = n - 1; n > 1 && i > 0; i--) {
-		uint32_t j = (uint32_t)random() % (i + 1);
+		uint32_t j = i - stride * ((uint32_t)random() % (i / stride + 1));
 		uint8_t t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
+}
+
+/* Is entry i of the table on plane (i % planes) + 1 for every i? */
+static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
+			   uint32_t planes)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (evs->ev[i].plane != i % planes + 1)
+			return false;
+	return true;
 }
 
 /*
@@ -207,7 +222,10 @@ static int install_evs(struct mrc_qp *qp)
 		evs.ev[i].state = MRC_EV_GOOD;
 		evs.ev[i].flags = table[i].active ? MRC_EV_F_ACTIVE : 0;
 	}
-	shuffle(evs.perm, n);
+	/* Generated tables go round the planes; explicit lists may not. */
+	evs.stride = planes > 1 && n % planes == 0 &&
+		     planes_in_turn(&evs, n, (uint32_t)planes) ? (uint32_t)planes : 1;
+	shuffle(evs.perm, n, evs.stride);
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
 	if (bpf_map_update_elem(ctx->fd_qp_evs, &qp->slot, &evs, BPF_ANY) ||
