@@ -820,6 +820,31 @@ static long report_loss_step(__u32 i, void *data)
 	return 0;
 }
 
+/*
+ * Are all PSNs in [from, to) selectively acked? At most MRC_LOSS_BURST
+ * (32) PSNs, so at most two bitmap words, checked whole.
+ */
+static __always_inline int all_sacked(struct mrc_tx_state *tx, __u32 from,
+				      __u32 to)
+{
+	__u32 n = to - from, idx = from % MRC_WINDOW_MAX;
+	__u32 w = idx / 64, b = idx % 64, first;
+	__u64 mask, word;
+
+	if (n == 0 || n > MRC_LOSS_BURST)
+		return n == 0;
+	first = 64 - b < n ? 64 - b : n;
+	mask = (first == 64 ? ~0ULL : ((1ULL << first) - 1)) << b;
+	word = READ_ONCE(tx->sacked[w & (MRC_BITMAP_WORDS - 1)]);
+	if ((word & mask) != mask)
+		return 0;
+	if (first == n)
+		return 1;
+	mask = (1ULL << (n - first)) - 1;
+	word = READ_ONCE(tx->sacked[(w + 1) & (MRC_BITMAP_WORDS - 1)]);
+	return (word & mask) == mask;
+}
+
 /* How much later a packet on the same plane must be to overtake a hole. */
 static __always_inline __u64 reorder_window(struct mrc_tx_state *tx)
 {
@@ -856,6 +881,11 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 	if (!mrc_psn_before(lc.from, limit))
 		return;
 	lc.to = limit - lc.from > MRC_LOSS_BURST ? lc.from + MRC_LOSS_BURST : limit;
+	/* The common case, no hole at all: move the mark, scan nothing. */
+	if (all_sacked(tx, lc.from, lc.to)) {
+		__sync_val_compare_and_swap(&tx->loss_mark, mark, lc.to);
+		return;
+	}
 	lc.now = bpf_ktime_get_ns();
 	lc.reorder_ns = reorder_window(tx);
 	lc.give_up_ns = give_up_window(tx);
