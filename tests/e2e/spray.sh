@@ -72,13 +72,15 @@ plane_packets() {
 
 begin spray.ev_deny_stops_use
 check "live QP" start_long_client --size 1m --bytes 64g --depth 8
+# TC reads the EV state for every packet: once the deny is written, the
+# next packet already avoids those EVs (the lab's RTT is ~1 ms; sampling
+# right after mrcctl returns bounds the delay by one mrcctl round trip).
 check "deny plane 2's EVs" lab exec h1 "$MRCCTL" ev deny --qp "$QPN" --plane 2
-sleep 0.05
 p2a=$(plane_packets 2) p1a=$(plane_packets 1)
 sleep 0.5
 p2b=$(plane_packets 2) p1b=$(plane_packets 1)
 echo "    after deny: plane 2 +$((p2b - p2a)) packets, plane 1 +$((p1b - p1a))" >&2
-check "denied EVs unused 50 ms after the deny" eq "$((p2b - p2a))" 0
+check "denied EVs unused from right after the deny" eq "$((p2b - p2a))" 0
 check "other planes carry on" between "$((p1b - p1a))" 100 100000000
 check "allow again" lab exec h1 "$MRCCTL" ev allow --qp "$QPN" --plane 2
 sleep 0.2
