@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Multi-plane spraying end to end: one QP sprays its packets over every
 # plane and every spine (TC egress picks the EV and moves packets between
-# planes), data verified by checksum; a single UDP flow with one source
-# port, for contrast, stays on one spine per plane.
+# planes; libmrc maps EVs to spines with TTL-limited probes and keeps the
+# same number active per spine), data verified by checksum; a single UDP
+# flow with one source port, for contrast, stays on one spine per plane.
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=spr lab_up --hosts 2 --planes 4 --spines 2
@@ -30,6 +31,7 @@ echo "    $(cj .gbps) Gb/s; spines carrying >100 MB: $spines of 8, planes: $plan
 check "every spine of every plane carries the QP" eq "$spines" 8
 check "every plane carries the QP" eq "$planes" 4
 check "planes within 10% of their mean" between "$pdev" 0 10
+check "spine links within 10% of their mean" between "$dev" 0 10
 check "spines fair (Jain >= 0.99)" between "$jain" 990 1000
 end
 

@@ -174,6 +174,9 @@ void mrc_qp_to_error(struct mrc_qp *qp, enum mrc_wc_status first_status,
 		     uint32_t psn);
 int mrc_qp_publish_state(struct mrc_qp *qp);
 
+/* paths.c */
+void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n);
+
 /* send.c */
 void mrc_tx_progress(struct mrc_qp *qp);
 void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);

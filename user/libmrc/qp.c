@@ -222,6 +222,9 @@ static int install_evs(struct mrc_qp *qp)
 		evs.ev[i].state = MRC_EV_GOOD;
 		evs.ev[i].flags = table[i].active ? MRC_EV_F_ACTIVE : 0;
 	}
+	/* Lists the controller wrote are used as they are. */
+	if (prof.type != EV_PROFILE_EXPLICIT)
+		mrc_balance_evs(qp, &evs, n);
 	/* Generated tables go round the planes; explicit lists may not. */
 	evs.stride = planes > 1 && n % planes == 0 &&
 		     planes_in_turn(&evs, n, (uint32_t)planes) ? (uint32_t)planes : 1;
