@@ -77,7 +77,8 @@ if [ -n "$QPN" ]; then
 	"$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" ev deny --qp "$QPN" --plane 2
 	sleep 0.5
 	"$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" --json ev list --qp "$QPN" | jq -r '
-		group_by(.plane)[] | "plane \(.[0].plane): \(length) EVs, states \(map(.state) | unique | join(",")), " +
+		group_by(.plane)[] | "plane \(.[0].plane): \(length) EVs (\(map(select(.active)) | length) active, the rest backups), " +
+		"states \(map(.state) | unique | join(",")), " +
 		"\(map(.packets) | add) packets sent, mean RTT \(map(.rtt_us) | add / length | floor) us"'
 fi
 kill "$CLIENT_PID" 2> /dev/null || true
