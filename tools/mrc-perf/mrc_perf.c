@@ -3,7 +3,7 @@
  * mrc-perf: RDMA WRITE bandwidth and latency over MRC, after perftest's
  * ib_write_bw.
  *
- *   mrc-perf server [--port P] [--once] [--json] [--pin-dir DIR]
+ *   mrc-perf server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]
  *   mrc-perf client HOST [--size BYTES | --sweep MIN:MAX] [options]
  *
  * The server owns a zero-filled region. The client WRITEs (or WRITE-IMMs)
@@ -145,6 +145,7 @@ struct opts {
 	uint16_t port;
 	bool once, json, imm, verify;
 	const char *pin_dir;		/* NULL = libmrc's default */
+	const char *timeline;		/* server: CSV of bytes per ms, or NULL */
 	const char *host;
 	uint64_t size_min, size_max;	/* equal unless --sweep */
 	uint64_t iters;
@@ -158,7 +159,7 @@ struct opts {
 
 static const char usage_text[] =
 "Usage:\n"
-"  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR]\n"
+"  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]\n"
 "  " PROG " client HOST [--port P] [--size BYTES | --sweep MIN:MAX] [--iters N]\n"
 "      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
 "      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
@@ -173,6 +174,12 @@ static const char usage_text[] =
 "  --once          serve one client, then exit (1 if its session failed)\n"
 "  --json          one JSON line per client on stdout\n"
 "  --pin-dir DIR   where mrcd pinned its maps (default " MRC_DEFAULT_PIN_DIR ")\n"
+"  --timeline FILE the payload placed in the region per millisecond, as CSV:\n"
+"                  a header 'time_ms,bytes', then one row per ms (0 where\n"
+"                  nothing arrived) from the ms the client's first BEGIN\n"
+"                  arrived (time_ms 0) to its DONE, 10 minutes at most.\n"
+"                  FILE holds the latest session: just the header while one\n"
+"                  runs, its rows when it ends. Exit 2 if FILE is not writable\n"
 "client:\n"
 "  --size BYTES    WRITE size, k/m/g suffixes, 1..1g (default 65536)\n"
 "  --sweep MIN:MAX every power of two from MIN to MAX, both included\n"
@@ -220,10 +227,13 @@ usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-/* Options before OPT_ONCE apply to both roles; OPT_ONCE is the server's. */
+/*
+ * Options before OPT_ONCE apply to both roles, OPT_ONCE..OPT_TIMELINE are
+ * the server's, the rest the client's.
+ */
 enum {
 	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR,
-	OPT_ONCE,
+	OPT_ONCE, OPT_TIMELINE,
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
 	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S,
@@ -234,6 +244,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
 	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "iters", required_argument, NULL, OPT_ITERS },
@@ -336,6 +347,11 @@ static void apply_option(struct opts *o, int c, const char *arg)
 	case OPT_ONCE:
 		o->once = true;
 		break;
+	case OPT_TIMELINE:
+		if (!*arg)
+			usage_error("--timeline: empty path");
+		o->timeline = arg;
+		break;
 	case OPT_SIZE:
 		o->size_min = o->size_max = parse_bytes("--size", arg, 1, MAX_MSG_SIZE);
 		break;
@@ -433,7 +449,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		/* Remember the first option the other role owns, to refuse it. */
 		if (!role_opt && idx >= 0 &&
-		    (o->server ? c > OPT_ONCE : c == OPT_ONCE))
+		    (o->server ? c > OPT_TIMELINE
+			       : c >= OPT_ONCE && c <= OPT_TIMELINE))
 			role_opt = long_opts[idx].name;
 		if (c == OPT_SIZE || c == OPT_SWEEP) {
 			if (size_opt && strcmp(size_opt, long_opts[idx].name))
@@ -1976,6 +1993,167 @@ static int run_client(const struct opts *o)
 	return ret;
 }
 
+/* ==================================================================== server timeline */
+
+#define TIMELINE_HEADER		"time_ms,bytes"
+#define TIMELINE_MAX_ROWS	600000u	/* 10 minutes of 1 ms rows, 4.8 MB */
+#define TIMELINE_FIRST_ROWS	4096u	/* allocated at the first BEGIN */
+
+/*
+ * --timeline: the payload placed in the session's region per millisecond
+ * (the rise of the QP's rx_bytes), one row per millisecond from the first
+ * BEGIN (row 0 is the millisecond it arrived in) to DONE, zero rows
+ * included, so a stall shows as a run of zeros. Rows are kept in memory
+ * and reach the file when the session is over: the data path does no file
+ * I/O. Every progress call reads the clock (a vDSO call); only when a
+ * millisecond boundary has passed does it read the counters and append
+ * rows. rx_bytes starts at 0 with the QP and the rows take all of it, so
+ * they add up to the session's bytes_received.
+ */
+struct timeline {
+	bool on;		/* recording: from the first BEGIN to DONE */
+	bool started;
+	bool full;		/* TIMELINE_MAX_ROWS: later ms not recorded */
+	bool nomem;
+	uint64_t row_end_ns;	/* the end of row n, the one in progress */
+	uint64_t last_rx;	/* rx_bytes the rows hold so far */
+	uint64_t *rows;		/* bytes of row i, time_ms = i */
+	size_t n, cap;
+};
+
+static bool timeline_append(struct timeline *t, uint64_t bytes)
+{
+	uint64_t *rows;
+	size_t cap;
+
+	if (t->n == t->cap) {
+		if (t->cap >= TIMELINE_MAX_ROWS) {
+			t->full = true;
+			t->on = false;
+			return false;
+		}
+		/* Doubling: glibc grows a buffer this large with mremap(),
+		 * without copying it. */
+		cap = t->cap ? 2 * t->cap : TIMELINE_FIRST_ROWS;
+		if (cap > TIMELINE_MAX_ROWS)
+			cap = TIMELINE_MAX_ROWS;
+		rows = realloc(t->rows, cap * sizeof(*rows));
+		if (!rows) {
+			t->nomem = true;
+			t->on = false;
+			return false;
+		}
+		t->rows = rows;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = bytes;
+	return true;
+}
+
+static void timeline_start(struct timeline *t)
+{
+	t->started = true;
+	t->on = true;
+	t->row_end_ns = now_ns() + NSEC_PER_MSEC;	/* time_ms 0 is now */
+	t->last_rx = 0;
+	t->n = 0;
+	/* Allocate now, before BEGIN_ACK lets the WRITEs go. */
+	t->rows = malloc(TIMELINE_FIRST_ROWS * sizeof(*t->rows));
+	if (t->rows) {
+		t->cap = TIMELINE_FIRST_ROWS;
+	} else {
+		t->nomem = true;
+		t->on = false;
+	}
+}
+
+/* Bytes placed since the last sample; 0 if the counters cannot be read. */
+static uint64_t timeline_delta(struct timeline *t, struct mrc_qp *qp)
+{
+	struct mrc_qp_counters c;
+	uint64_t d;
+
+	if (mrc_qp_counters(qp, &c))
+		return 0;
+	d = c.rx_bytes - t->last_rx;
+	t->last_rx = c.rx_bytes;
+	return d;
+}
+
+/*
+ * `now` is past the end of the row in progress: close it with what was
+ * placed since the last sample and add a zero row for every further
+ * millisecond that passed without a sample (the loop was held up; what it
+ * placed in that time is counted in the first of them).
+ */
+static void timeline_sample(struct timeline *t, struct mrc_qp *qp, uint64_t now)
+{
+	uint64_t k = 1 + (now - t->row_end_ns) / NSEC_PER_MSEC;
+
+	t->row_end_ns += k * NSEC_PER_MSEC;
+	if (!timeline_append(t, timeline_delta(t, qp)))
+		return;
+	while (--k && timeline_append(t, 0))
+		;
+}
+
+/* Once per turn of the server's loops: a clock read, nothing more unless
+ * a millisecond boundary passed. */
+static inline void timeline_tick(struct timeline *t, struct mrc_qp *qp)
+{
+	uint64_t now;
+
+	if (!t->on)
+		return;
+	now = now_ns();
+	if (now >= t->row_end_ns)
+		timeline_sample(t, qp, now);
+}
+
+/* DONE or the end of the session: the rows up to now, the last partial. */
+static void timeline_stop(struct timeline *t, struct mrc_qp *qp)
+{
+	uint64_t now;
+
+	if (!t->on)
+		return;
+	now = now_ns();
+	if (now >= t->row_end_ns)
+		timeline_sample(t, qp, now);
+	if (t->on)
+		timeline_append(t, timeline_delta(t, qp));
+	t->on = false;
+}
+
+/*
+ * FILE := the header and the rows of `t` (just the header if `t` is NULL
+ * or never started). Returns 0, or -1 with the reason in `err`.
+ */
+static int timeline_write(const char *path, const struct timeline *t,
+			  char *err, size_t len)
+{
+	FILE *f = fopen(path, "we");
+	size_t i, n = t && t->started ? t->n : 0;
+	int bad;
+
+	if (!f) {
+		snprintf(err, len, "cannot open '%s' for writing: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	fputs(TIMELINE_HEADER "\n", f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%zu,%" PRIu64 "\n", i, t->rows[i]);
+	bad = ferror(f);
+	if (fclose(f) || bad) {
+		snprintf(err, len, "cannot write '%s': %s", path,
+			 strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
 /* ==================================================================== server */
 
 /* Ops [first_op, first_op + ops) are WRITEs of `size` bytes. */
@@ -2016,6 +2194,8 @@ struct session {
 	uint64_t done_ops, done_deadline_ns, linger_deadline_ns;
 	bool finished;
 	char error[ERR_LEN];
+
+	struct timeline tl;		/* --timeline */
 };
 
 /*
@@ -2310,6 +2490,7 @@ static void session_progress(struct session *s)
 	}
 	for (i = 0; i < n && !s->error[0]; i++)
 		session_handle_wc(s, &wc[i]);
+	timeline_tick(&s->tl, s->qp);
 }
 
 /* Events of our QP end the session; others are leftovers of old ones. */
@@ -2359,6 +2540,9 @@ static void session_begin(struct session *s, const struct ctl_msg *req)
 			     "most %" PRIu64, req->length, s->len);
 		return;
 	}
+	/* The client's first data phase starts: time_ms 0 of --timeline. */
+	if (s->o->timeline && !s->tl.started)
+		timeline_start(&s->tl);
 	r = &s->ranges[s->n_ranges++];
 	r->first_op = req->offset;
 	r->ops = req->ops;
@@ -2430,6 +2614,8 @@ static void session_handle_msg(struct session *s, const struct ctl_msg *m)
 		session_verify(s, m);
 		break;
 	case CTL_DONE:
+		/* Every WRITE completed at the client, so every byte is placed. */
+		timeline_stop(&s->tl, s->qp);
 		s->done_pending = true;
 		s->done_ops = m->ops;
 		s->done_deadline_ns = now_ns() + DONE_GRACE_MS * NSEC_PER_MSEC;
@@ -2533,26 +2719,65 @@ static void session_cleanup(struct session *s)
 		munmap(s->buf, s->map_len);
 	if (s->ctl.fd >= 0)
 		close(s->ctl.fd);
+	free(s->tl.rows);
 	/* Whatever the dead QP still reports must not blame the next client. */
 	print_async_events(s->ctx);
+}
+
+/*
+ * --timeline after the session: its rows to the file; false if it cannot
+ * be written. A cut-short timeline is a warning, not a failed session.
+ */
+static bool session_write_timeline(struct session *s)
+{
+	const struct timeline *t = &s->tl;
+	char why[ERR_LEN];
+
+	if (t->full)
+		report("client %s: timeline: the session outlasted %u ms; later "
+		       "milliseconds are not in it", s->peer_str, TIMELINE_MAX_ROWS);
+	if (t->nomem)
+		report("client %s: timeline: out of memory after %zu ms; later "
+		       "milliseconds are not in it", s->peer_str, t->n);
+	if (timeline_write(s->o->timeline, t, why, sizeof(why))) {
+		report("client %s: timeline: %s", s->peer_str, why);
+		return false;
+	}
+	if (!t->started)
+		report("client %s: timeline: no data phase began: %s has the header "
+		       "only", s->peer_str, s->o->timeline);
+	else
+		report("client %s: timeline: %zu rows written to %s", s->peer_str,
+		       t->n, s->o->timeline);
+	return true;
 }
 
 /* Serve one client to the end; false if its session failed. */
 static bool serve_client(const struct opts *o, struct mrc_context *ctx, int fd)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	bool ok;
+	char why[ERR_LEN];
+	bool ok, tl_ok = true;
 
 	if (!s) {
 		report("out of memory");
 		close(fd);
 		return false;
 	}
+	/* --timeline holds the most recent session: no stale rows meanwhile. */
+	if (o->timeline && timeline_write(o->timeline, NULL, why, sizeof(why))) {
+		report("timeline: %s", why);
+		tl_ok = false;
+	}
 	if (!session_init(s, o, ctx, fd) && !session_read_hello(s) &&
 	    !session_create_resources(s) && !session_connect_qp(s))
 		session_serve(s);
+	if (s->qp)
+		timeline_stop(&s->tl, s->qp);	/* no DONE: it ends here */
 	session_report(s);
-	ok = !s->error[0];
+	if (o->timeline && !session_write_timeline(s))
+		tl_ok = false;
+	ok = !s->error[0] && tl_ok;
 	session_cleanup(s);
 	free(s);
 	return ok;
@@ -2588,9 +2813,16 @@ static int server_accept(int lfd)
 static int run_server(const struct opts *o)
 {
 	char why[ERR_LEN];
-	struct mrc_context *ctx = open_context(o->pin_dir, why, sizeof(why));
+	struct mrc_context *ctx;
 	int lfd, fd, ret = 0, flags;
 
+	/* A FILE we cannot write is a mistake on the command line: say so
+	 * now, not after the first client. */
+	if (o->timeline && timeline_write(o->timeline, NULL, why, sizeof(why))) {
+		report("--timeline: %s", why);
+		return EXIT_USAGE;
+	}
+	ctx = open_context(o->pin_dir, why, sizeof(why));
 	if (!ctx) {
 		report("%s", why);
 		return EXIT_RUNTIME;
