@@ -134,7 +134,8 @@ struct mrc_qp_attr {
 	uint16_t max_wimm_in;		/* WRITE-IMMs in flight we accept */
 	uint16_t ev_profile_id;
 	uint16_t cc_profile_id;
-	uint8_t n_peer_addrs;		/* the peer's plane addresses */
+	uint8_t n_peer_addrs;		/* the peer's plane addresses, plane 1 first:
+					 * packets sprayed to plane p go to [p - 1] */
 	struct sockaddr_storage peer_addrs[MRC_MAX_PLANES];
 };
 
