@@ -53,6 +53,7 @@
 #include "mrc/mrc.h"
 #include "mrc.skel.h"
 #include "test.h"
+#include "pindir.h"
 
 TEST_STATE_DEFINE;
 
@@ -2373,29 +2374,9 @@ static void test_conn_exchange_peer_closed(void)
 /* Setup and cleanup                                                      */
 /* ====================================================================== */
 
-/* Unpin (remove) every map file under pin_dir, then the directory. */
 static void remove_pin_dir(void)
 {
-	char path[sizeof(pin_dir) + 260];
-	struct dirent *e;
-	DIR *d;
-
-	if (!pin_dir[0])
-		return;
-	d = opendir(pin_dir);
-	if (d) {
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", pin_dir, e->d_name);
-			if (unlink(path))
-				fprintf(stderr, "unlink %s: %s\n", path, strerror(errno));
-		}
-		closedir(d);
-	}
-	if (rmdir(pin_dir) && errno != ENOENT)
-		fprintf(stderr, "rmdir %s: %s\n", pin_dir, strerror(errno));
-	pin_dir[0] = 0;
+	pin_dir_remove(pin_dir, sizeof(pin_dir));
 }
 
 static void cleanup(void)

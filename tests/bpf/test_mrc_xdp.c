@@ -49,6 +49,7 @@
 #include "mrc/abi.h"
 #include "mrc.skel.h"
 #include "test.h"
+#include "pindir.h"
 #include "packet.h"
 
 TEST_STATE_DEFINE;
@@ -3782,29 +3783,9 @@ static void test_perf_sack(void)
 
 /* ====================================================================== */
 
-/* Unpin (remove) every map file under pin_dir, then the directory. */
 static void remove_pin_dir(void)
 {
-	DIR *d;
-	struct dirent *e;
-	char path[sizeof(pin_dir) + 260];
-
-	if (!pin_dir[0])
-		return;
-	d = opendir(pin_dir);
-	if (d) {
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", pin_dir, e->d_name);
-			if (unlink(path))
-				fprintf(stderr, "unlink %s: %s\n", path, strerror(errno));
-		}
-		closedir(d);
-	}
-	if (rmdir(pin_dir) && errno != ENOENT)
-		fprintf(stderr, "rmdir %s: %s\n", pin_dir, strerror(errno));
-	pin_dir[0] = 0;
+	pin_dir_remove(pin_dir, sizeof(pin_dir));
 }
 
 static void cleanup(void)
