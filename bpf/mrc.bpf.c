@@ -432,13 +432,12 @@ static __always_inline void penalise_ev(__u32 slot, __u32 idx,
  * the reorder window. Updates from two CPUs may interleave; the estimate
  * stays an estimate.
  */
-static __always_inline void update_rtt(__u32 slot, __u64 rtt)
+static __always_inline void update_rtt(struct mrc_tx_state *tx, __u64 rtt)
 {
-	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
 	__s64 srtt, var, err;
 	__u64 peak;
 
-	if (!tx || rtt > 0xffffffffull)
+	if (rtt > 0xffffffffull)
 		return;
 	peak = READ_ONCE(tx->rtt_peak_ns);
 	peak -= peak >> 6;
@@ -459,10 +458,9 @@ static __always_inline void update_rtt(__u32 slot, __u64 rtt)
 }
 
 /* The newest send time acknowledged on the trigger's plane only grows. */
-static __always_inline void note_plane_ack(__u32 slot,
+static __always_inline void note_plane_ack(struct mrc_tx_state *tx,
 					   const struct mrc_send_rec *rec)
 {
-	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
 	__u32 plane = rec->plane;
 	__u64 *acked, old;
 
@@ -478,14 +476,15 @@ static __always_inline void note_plane_ack(__u32 slot,
 }
 
 /* What a SACK says about the path of the packet that triggered it. */
-static __always_inline void sack_feedback(__u32 slot, __u32 psn, __u8 m)
+static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
+					  __u32 psn, __u8 m)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
 	struct mrc_ev_counters *c;
 
 	if (!rec)
 		return;
-	note_plane_ack(slot, rec);
+	note_plane_ack(tx, rec);
 	c = ev_counters(slot, rec->ev_idx);
 	if (!c)
 		return;
@@ -496,7 +495,7 @@ static __always_inline void sack_feedback(__u32 slot, __u32 psn, __u8 m)
 
 		__sync_fetch_and_add(&c->rtt_sum_ns, rtt);
 		__sync_fetch_and_add(&c->rtt_samples, 1);
-		update_rtt(slot, rtt);
+		update_rtt(tx, rtt);
 	}
 	if ((m & 3) == MRC_M_SKIP_ONCE) {
 		__sync_fetch_and_add(&c->ecn, 1);
@@ -983,7 +982,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	st = qp_stats(p->qpn - 1);
 	if (st)
 		st->rx_sack++;
-	sack_feedback(p->qpn - 1, mrc_psn_extend(una, p->psn), sh->m);
+	sack_feedback(tx, p->qpn - 1, mrc_psn_extend(una, p->psn), sh->m);
 	report_losses(tx, info, p->qpn, una);
 	emit_completions(tx, info, p->qpn, una);
 	return XDP_DROP;	/* consumed */
