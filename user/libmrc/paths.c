@@ -198,7 +198,7 @@ static int count_routers(const struct mrc_qp_evs *evs, uint32_t n,
 static void balance_planes(struct mrc_qp_evs *evs, uint32_t n, int n_planes,
 			   const uint32_t *router)
 {
-	static struct plane_routers pr[MRC_MAX_PLANES_ABI];
+	struct plane_routers pr[MRC_MAX_PLANES_ABI];
 	uint32_t keep = UINT32_MAX, spines = 0;
 
 	for (int p = 0; p < n_planes; p++) {
@@ -228,7 +228,7 @@ static void balance_planes(struct mrc_qp_evs *evs, uint32_t n, int n_planes,
 void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 {
 	struct plane_probe pp[MRC_MAX_PLANES_ABI];
-	static uint32_t router[MRC_MAX_EVS];
+	uint32_t router[MRC_MAX_EVS];
 	int n_planes = 0, icmp_fd, probes = 0, rcvbuf = 8 << 20;
 
 	memset(router, 0, sizeof(router));

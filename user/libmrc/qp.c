@@ -194,10 +194,11 @@ static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
  */
 static int install_evs(struct mrc_qp *qp)
 {
-	static struct ev_table_entry table[MRC_MAX_EVS];
+	struct ev_table_entry table[MRC_MAX_EVS];	/* 2 KiB */
 	struct mrc_context *ctx = qp->ctx;
-	static struct mrc_qp_ev_stats zero_stats;
-	static struct mrc_send_log zero_log;
+	/* Read-only zeros, too large for the stack: safe to share. */
+	static const struct mrc_qp_ev_stats zero_stats;
+	static const struct mrc_send_log zero_log;
 	struct mrc_rev_evs zero_rev = {};
 	struct mrc_qp_evs evs = {};
 	struct ev_profile prof;
