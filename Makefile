@@ -64,7 +64,8 @@ LIB       := $(BUILD)/libmrcutil.a
 MRC_SRCS  := $(wildcard user/libmrc/*.c)
 # libmrc carries the two helpers it uses, so applications link one archive.
 MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS)) \
-	     $(BUILD)/obj/lib/ev_profile.o $(BUILD)/obj/lib/parse.o
+	     $(BUILD)/obj/lib/ev_profile.o $(BUILD)/obj/lib/parse.o \
+	     $(BUILD)/obj/lib/ev_state.o
 LIBMRC    := $(BUILD)/libmrc.a
 
 PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \

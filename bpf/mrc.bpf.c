@@ -78,8 +78,10 @@ struct {
 	PIN;
 } mrc_peers SEC(".maps");
 
+/* Mapped by libmrc and mrcd, which change entries with compare-and-swap. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, MRC_MAX_QPS);
 	__type(key, __u32);
 	__type(value, struct mrc_qp_evs);
@@ -184,6 +186,21 @@ struct {
 	__type(value, struct mrc_drop_stats);
 	PIN;
 } mrc_drops SEC(".maps");
+
+/* EV state changes XDP makes, for mrcd (see struct mrc_ev_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MRC_EV_EVENTS_BYTES);
+	PIN;
+} mrc_ev_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_ctl_stats);
+	PIN;
+} mrc_ctl_stats SEC(".maps");
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */

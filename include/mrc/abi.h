@@ -175,6 +175,46 @@ struct mrc_nackh {
 MRC_ABI_ASSERT_SIZE(struct mrc_nackh, 12);
 
 /*
+ * Endpoint control packets: a BTH with opcode MRC_OP_EP_REQUEST or
+ * MRC_OP_EP_RESPONSE, destination QP 0, PSN 0, then this header (40 B).
+ *
+ * EV probe: the requester (mrcd) sends a request from its socket on the
+ * plane under test to the peer's address on that plane. TC egress on the
+ * requester stamps the EV into the packet (UDP source port, and the flow
+ * label for STEV), saves the socket's port in reply_port and the time in
+ * t_tx_ns. The responder's XDP answers in place: it swaps the addresses,
+ * turns the opcode into a response, fills service_ns and sends it back
+ * out of the interface it came in on (XDP_TX). The requester's XDP stamps
+ * t_rx_ns and steers the response to reply_port. RTT = t_rx - t_tx, both
+ * read from the requester's clock at the wire edge.
+ *
+ * Port status: mrcd tells a peer that one of its planes went down or came
+ * back, over the planes still up. The peer's XDP hands it to the peer's
+ * mrcd (mrc_global_cfg.agent_port), which demotes or re-probes the EVs of
+ * that plane of every QP to the sender.
+ */
+enum mrc_ep_kind {
+	MRC_EP_EV_PROBE		= 1,
+	MRC_EP_PORT_STATUS	= 2,
+};
+
+struct mrc_eph {
+	__u8	kind;		/* enum mrc_ep_kind */
+	__u8	plane;		/* EV_PROBE: plane probed; PORT_STATUS: plane that changed (1-based) */
+	__u8	status;		/* PORT_STATUS: 1 = up, 0 = down */
+	__u8	flags;
+	__u32	req_id;		/* chosen by the requester, echoed */
+	__u32	ev;		/* EV_PROBE: the entropy value probed */
+	__u16	reply_port;	/* requester's socket port (TC fills it in) */
+	__u16	rsvd;
+	__u32	service_ns;	/* responder: time from arrival to XDP_TX */
+	__u32	rsvd2;
+	__u64	t_tx_ns;	/* requester TC egress time (bpf_ktime_get_ns) */
+	__u64	t_rx_ns;	/* requester XDP ingress time of the response */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
+
+/*
  * A reliability probe (MRC_OP_PROBE) is a bare BTH with ACK_REQ set and the
  * PSN of the oldest unacknowledged packet; the responder answers it with a
  * SACK. It asks "what do you have?" without resending data.
@@ -264,16 +304,47 @@ enum mrc_ev_state {
 /* Flags of an EV table entry. */
 enum mrc_ev_flags {
 	MRC_EV_F_ACTIVE	= 1 << 0,	/* in the rotation; otherwise a backup */
+	/*
+	 * Demoted while ACTIVE with no GOOD backup of its plane to take its
+	 * place: it gets its place in the rotation back when it recovers, so
+	 * the plane regains its share.
+	 */
+	MRC_EV_F_OWED	= 1 << 1,
+	/*
+	 * Demoted by a retransmission timeout in libmrc, which has no event
+	 * ring to mrcd: mrcd finds the entry in the table and reports it with
+	 * reason TIMEOUT. Cleared on recovery.
+	 */
+	MRC_EV_F_BY_TIMEOUT = 1 << 2,
 };
 
-/* One path of a QP: an entropy value and the plane it leaves on. */
+/*
+ * One path of a QP: an entropy value and the plane it leaves on.
+ * plane, state and flags share one 32-bit word so that XDP, TC, libmrc
+ * and mrcd change them together with one compare-and-swap (`word`):
+ * a state change never undoes another CPU's or process's change.
+ */
 struct mrc_ev_entry {
 	__u32	ev;
-	__u16	plane;		/* 1-based */
-	__u8	state;		/* enum mrc_ev_state */
-	__u8	flags;		/* enum mrc_ev_flags */
+	union {
+		struct {
+			__u16	plane;		/* 1-based */
+			__u8	state;		/* enum mrc_ev_state */
+			__u8	flags;		/* enum mrc_ev_flags */
+		};
+		__u32	word;
+	};
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_entry, 8);
+
+/* The word of an entry with another state / flags (little endian). */
+static inline __u32 mrc_ev_word(__u16 plane, __u8 state, __u8 flags)
+{
+	return (__u32)plane | (__u32)state << 16 | (__u32)flags << 24;
+}
+#define MRC_EV_WORD_PLANE(w)	((__u16)((w) & 0xffff))
+#define MRC_EV_WORD_STATE(w)	((__u8)((w) >> 16))
+#define MRC_EV_WORD_FLAGS(w)	((__u8)((w) >> 24))
 
 /*
  * A QP's paths. TC egress walks `perm` (a permutation of 0..n_evs-1,
@@ -291,14 +362,35 @@ struct mrc_qp_evs {
 	 * planes in turn and no plane's queue gets a burst.
 	 */
 	__u32	stride;
+	__u16	profile;	/* EV profile the table was built from */
+	/*
+	 * ev_min_active of that profile: automatic demotion (loss, timeout,
+	 * ALWAYS_SKIP, port status) never leaves fewer usable entries (GOOD
+	 * or SKIP, active or backup) than this. Only the controller's deny
+	 * goes below it.
+	 */
+	__u16	min_active;
+	__u32	n_down;		/* entries in ASSUMED_BAD or DENIED (atomic) */
 	__u32	pad;
 	struct mrc_ev_entry ev[MRC_MAX_EVS];
 	__u8	perm[MRC_MAX_EVS];
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 16 + 9 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 24 + 9 * MRC_MAX_EVS);
 
 /* Marks in a row after which an EV is swapped for a backup of its plane. */
 #define MRC_EV_SWAP_MARKS	8
+
+/*
+ * The receiver's ALWAYS_SKIP verdict: this many packets in a row arriving
+ * on one EV CE-marked or trimmed mid-path (no clean packet between) and the
+ * SACK they trigger says M = ALWAYS_SKIP; the sender demotes the EV to
+ * ASSUMED_BAD. Twice the sender's own swap threshold: the verdict is the
+ * backstop for when the sender's view (its SKIP_ONCE echoes) is incomplete.
+ */
+#define MRC_ALWAYS_SKIP_MARKS	16
+
+/* Consecutive answered probes that bring an ASSUMED_BAD EV back (default). */
+#define MRC_PROBE_SUCCESSES_DEFAULT	3
 
 /* Per-EV counters of one QP (array indexed by slot). Updated atomically. */
 struct mrc_ev_counters {
@@ -550,10 +642,59 @@ MRC_ABI_ASSERT_SIZE(struct mrc_cc_profile_rec, 32);
 /* Global settings of the fast path (single-entry array). */
 struct mrc_global_cfg {
 	__u16	udp_port;	/* host order; 0 = MRC_UDP_PORT_DEFAULT */
-	__u16	pad;
+	/*
+	 * Port of mrcd's control socket (host order): XDP steers port status
+	 * requests there. 0 = no agent: they are dropped and counted.
+	 */
+	__u16	agent_port;
 	__u32	flags;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_global_cfg, 8);
+
+/*
+ * EV events: every GOOD <-> ASSUMED_BAD change. XDP writes the ones it
+ * makes (loss, ALWAYS_SKIP) to the pinned ring buffer mrc_ev_events; mrcd
+ * reads it, adds the changes made in userspace (timeouts in libmrc, its
+ * own port status and probe results) and serves them to `mrcctl events`.
+ */
+enum mrc_ev_reason {
+	MRC_EVR_LOSS		= 1,	/* SACK evidence: a packet on it was lost */
+	MRC_EVR_TIMEOUT		= 2,	/* retransmission timeout (libmrc) */
+	MRC_EVR_ALWAYS_SKIP	= 3,	/* the receiver's verdict */
+	MRC_EVR_PORT_DOWN	= 4,	/* local plane link down (mrcd) */
+	MRC_EVR_PEER_PORT_DOWN	= 5,	/* the peer's port status (mrcd) */
+	MRC_EVR_PROBES_OK	= 6,	/* N consecutive probes answered (mrcd) */
+	MRC_EVR_UNKNOWN		= 7,	/* seen in the table, cause not reported */
+};
+
+#define MRC_EV_EVENTS_BYTES	(256u << 10)
+
+struct mrc_ev_event {
+	__u64	time_ns;	/* bpf_ktime_get_ns / CLOCK_MONOTONIC */
+	__u32	qpn;
+	__u32	ev;
+	__u16	idx;		/* entry in the QP's table */
+	__u16	plane;
+	__u16	profile;
+	__u8	state;		/* new state: enum mrc_ev_state */
+	__u8	reason;		/* enum mrc_ev_reason */
+	__u32	psn;		/* LOSS: the PSN found lost */
+	__u32	pad;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_event, 32);
+
+/* Counters of the control paths (single-entry per-CPU array mrc_ctl_stats). */
+struct mrc_ctl_stats {
+	__u64	ev_events;		/* EV events written by XDP */
+	__u64	ev_events_lost;		/* ... not written: ring full */
+	__u64	demote_refused;		/* demotions refused by ev_min_active */
+	__u64	probes_answered;	/* EV probe requests answered (XDP_TX) */
+	__u64	probe_responses;	/* EV probe responses steered to mrcd */
+	__u64	probes_stamped;		/* EV probe requests stamped by TC */
+	__u64	port_status_rx;		/* port status requests passed to mrcd */
+	__u64	ep_dropped;		/* malformed or unserved control packets */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_ctl_stats, 64);
 
 /* 24-bit PSN on the wire -> 32-bit PSN nearest to `ref`. */
 static inline __u32 mrc_psn_extend(__u32 ref, __u32 psn24)

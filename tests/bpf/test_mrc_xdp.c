@@ -2046,9 +2046,9 @@ static void add_peer(const __u8 addr[16], __u32 remote_qpn, __u32 local_qpn)
 }
 
 /* EV table entries: in the rotation (ACTIVE) or a backup. */
-#define ACT(ev, plane)		{ (ev), (plane), MRC_EV_GOOD, MRC_EV_F_ACTIVE }
-#define ACT_S(ev, plane, st)	{ (ev), (plane), (st), MRC_EV_F_ACTIVE }
-#define BAK(ev, plane, st)	{ (ev), (plane), (st), 0 }
+#define ACT(v, p)		{ .ev = (v), .plane = (p), .state = MRC_EV_GOOD, .flags = MRC_EV_F_ACTIVE }
+#define ACT_S(v, p, st)		{ .ev = (v), .plane = (p), .state = (st), .flags = MRC_EV_F_ACTIVE }
+#define BAK(v, p, st)		{ .ev = (v), .plane = (p), .state = (st), .flags = 0 }
 
 #define PERM_MARK	0xAB	/* perm bytes past n_evs: must stay untouched */
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * EV state changes made in userspace (libmrc timeouts, mrcd probes, port
+ * status, the controller's deny/allow) on a QP's EV table while XDP and TC
+ * change it too. The table lives in the BPF_F_MMAPABLE array mrc_qp_evs;
+ * every change is a compare-and-swap of an entry's state word, the same
+ * rule the BPF side follows (bpf/mrc.bpf.c), so no change is ever lost.
+ */
+#ifndef MRC_EV_STATE_H
+#define MRC_EV_STATE_H
+
+#include <stdint.h>
+
+#include "mrc/abi.h"
+
+/* Map the whole mrc_qp_evs array (fd of the map); NULL + errno on error. */
+struct mrc_qp_evs *ev_table_map(int map_fd);
+void ev_table_unmap(struct mrc_qp_evs *base);
+
+/* The table of QP slot in a mapping from ev_table_map(). */
+static inline struct mrc_qp_evs *ev_table_at(struct mrc_qp_evs *base,
+					     uint32_t slot)
+{
+	/* Array values are laid out 8-byte aligned; this one is a multiple. */
+	return base + slot;
+}
+
+enum ev_change {
+	EV_CHANGED	= 1,	/* the state changed */
+	EV_UNCHANGED	= 0,	/* already in that state, or not allowed from its state */
+	EV_REFUSED	= -1,	/* would leave fewer usable EVs than min_active */
+};
+
+/*
+ * GOOD or SKIP -> ASSUMED_BAD, unless that would leave fewer usable
+ * entries than min_active. An ACTIVE entry hands its place to a GOOD
+ * backup of its plane, or keeps it owed (MRC_EV_F_OWED) when there is none.
+ * `mark` (e.g. MRC_EV_F_BY_TIMEOUT) is added to the entry's flags.
+ */
+enum ev_change ev_demote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx,
+			 uint8_t mark);
+
+/*
+ * ASSUMED_BAD -> GOOD; an owed place in the rotation is taken back and
+ * MRC_EV_F_BY_TIMEOUT is cleared.
+ */
+enum ev_change ev_promote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx);
+
+/* Controller: any state -> DENIED, ignoring min_active; allow: DENIED -> GOOD. */
+enum ev_change ev_deny(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx);
+enum ev_change ev_allow(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx);
+
+/* Entries in GOOD or SKIP (active or backup). */
+uint32_t ev_usable(const struct mrc_qp_evs *evs, uint32_t n);
+
+#endif
