@@ -379,50 +379,196 @@ static __always_inline struct mrc_send_rec *sent_record(__u32 slot, __u32 psn)
 	return rec && rec->psn == psn ? rec : NULL;
 }
 
+static __always_inline struct mrc_ctl_stats *ctl_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&mrc_ctl_stats, &zero);
+}
+
+/*
+ * EV state changes. plane, state and flags of an entry form one 32-bit
+ * word that XDP, TC, libmrc and mrcd change only by compare-and-swap, so
+ * no change undoes another (user/lib/ev_state.c is the userspace twin).
+ * A CAS that keeps failing gives up after a few tries: the state is
+ * advisory and the next SACK tries again.
+ */
+#define EV_CAS_TRIES	4
+
+static __always_inline int ev_state_usable(__u8 state)
+{
+	return state == MRC_EV_GOOD || state == MRC_EV_SKIP;
+}
+
 struct backup_ctx {
 	struct mrc_qp_evs *evs;
 	__u32 n;
 	__u32 plane;
-	__u32 found;		/* index + 1 of a usable backup, 0 = none */
+	__u32 found;		/* index + 1 of the backup activated, 0 = none */
 };
 
-static long find_backup_step(__u32 j, void *data)
+/* Activate the first GOOD backup of the plane (one CAS per candidate). */
+static long activate_backup_step(__u32 j, void *data)
 {
 	struct backup_ctx *bc = data;
 	struct mrc_ev_entry *e;
+	__u32 w;
 
 	if (j >= bc->n)
 		return 1;
 	e = &bc->evs->ev[j & (MRC_MAX_EVS - 1)];
-	if (e->plane == bc->plane && !(e->flags & MRC_EV_F_ACTIVE) &&
-	    e->state == MRC_EV_GOOD) {
-		bc->found = j + 1;
-		return 1;
-	}
-	return 0;
+	w = READ_ONCE(e->word);
+	if (MRC_EV_WORD_PLANE(w) != bc->plane ||
+	    MRC_EV_WORD_STATE(w) != MRC_EV_GOOD ||
+	    (MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE))
+		return 0;
+	if (__sync_val_compare_and_swap(&e->word, w,
+					w | (__u32)MRC_EV_F_ACTIVE << 24) != w)
+		return 0;	/* changed under us: look further */
+	bc->found = j + 1;
+	return 1;
+}
+
+static __always_inline int activate_backup(struct mrc_qp_evs *evs, __u32 n,
+					   __u32 plane)
+{
+	struct backup_ctx bc = { .evs = evs, .n = n, .plane = plane };
+
+	bpf_loop(MRC_MAX_EVS, activate_backup_step, &bc, 0);
+	return bc.found ? 0 : -1;
 }
 
 /*
  * An EV that keeps being marked is replaced by a backup EV of the same
- * plane, so the plane keeps its share of the load.
+ * plane, so the plane keeps its share of the load. It stays GOOD: as a
+ * backup it may serve again later.
  */
 static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
 					    __u32 idx)
 {
 	struct mrc_ev_entry *e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-	struct backup_ctx bc = { .evs = evs, .n = n, .plane = e->plane };
+	__u32 w = READ_ONCE(e->word), nw;
+	__u8 state;
 
 	/* Late marks for an EV already retired must not retire another. */
-	if (!(e->flags & MRC_EV_F_ACTIVE))
+	if (!(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) ||
+	    !ev_state_usable(MRC_EV_WORD_STATE(w)))
 		return;
-	bpf_loop(MRC_MAX_EVS, find_backup_step, &bc, 0);
-	if (!bc.found)
+	if (activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
 		return;
-	evs->ev[(bc.found - 1) & (MRC_MAX_EVS - 1)].flags |= MRC_EV_F_ACTIVE;
-	e->flags &= ~MRC_EV_F_ACTIVE;
-	/* As a backup it may serve again later: no pending skip. */
-	if (e->state == MRC_EV_SKIP)
-		e->state = MRC_EV_GOOD;
+	for (int i = 0; i < EV_CAS_TRIES; i++) {
+		w = READ_ONCE(e->word);
+		state = MRC_EV_WORD_STATE(w);
+		if (state == MRC_EV_SKIP)
+			state = MRC_EV_GOOD;
+		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), state,
+				 MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_ACTIVE);
+		if (__sync_val_compare_and_swap(&e->word, w, nw) == w)
+			return;
+	}
+}
+
+/* GOOD -> SKIP for one turn (ECN echo, mid-path trim). */
+static __always_inline void skip_once(struct mrc_ev_entry *e)
+{
+	__u32 w = READ_ONCE(e->word);
+
+	if (MRC_EV_WORD_STATE(w) != MRC_EV_GOOD)
+		return;
+	__sync_val_compare_and_swap(&e->word, w,
+				    mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_SKIP,
+						MRC_EV_WORD_FLAGS(w)));
+}
+
+/* Tell mrcd (ring mrc_ev_events); a full ring is counted, never waited on. */
+static __always_inline void emit_ev_event(__u32 slot,
+					  const struct mrc_qp_evs *evs,
+					  __u32 idx, __u32 word, __u8 reason,
+					  __u32 psn)
+{
+	struct mrc_ctl_stats *cs = ctl_stats();
+	struct mrc_ev_event evt = {
+		.time_ns = bpf_ktime_get_ns(),
+		.qpn = slot + 1,
+		.ev = evs->ev[idx & (MRC_MAX_EVS - 1)].ev,
+		.idx = (__u16)idx,
+		.plane = MRC_EV_WORD_PLANE(word),
+		.profile = evs->profile,
+		.state = MRC_EV_WORD_STATE(word),
+		.reason = reason,
+		.psn = psn,
+	};
+
+	if (bpf_ringbuf_output(&mrc_ev_events, &evt, sizeof(evt), 0)) {
+		if (cs)
+			cs->ev_events_lost++;
+	} else if (cs) {
+		cs->ev_events++;
+	}
+}
+
+/* Count one more entry down, unless that breaks ev_min_active. */
+static __always_inline int reserve_down(struct mrc_qp_evs *evs, __u32 n)
+{
+	for (int i = 0; i < EV_CAS_TRIES; i++) {
+		__u32 down = READ_ONCE(evs->n_down);
+
+		if (n < down + 1 || n - down - 1 < evs->min_active)
+			return -1;
+		if (__sync_val_compare_and_swap(&evs->n_down, down, down + 1) == down)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * GOOD or SKIP -> ASSUMED_BAD: the EV leaves the rotation until probes
+ * bring it back (mrcd). An active EV hands its place to a GOOD backup of
+ * its plane, or keeps it owed when the plane has none, so load does not
+ * move between planes because of one path. Refused (and counted) when it
+ * would leave fewer usable EVs than ev_min_active: then the EV stays in
+ * rotation and only its lost packets are resent elsewhere.
+ */
+static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
+				     __u32 n, __u32 idx, __u8 reason, __u32 psn)
+{
+	struct mrc_ev_entry *e;
+	struct mrc_ctl_stats *cs;
+	__u32 w = 0, nw = 0;
+	int done = 0;
+
+	if (n > MRC_MAX_EVS || idx >= n)
+		return 0;
+	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	if (!ev_state_usable(MRC_EV_WORD_STATE(READ_ONCE(e->word))))
+		return 0;
+	if (reserve_down(evs, n)) {
+		cs = ctl_stats();
+		if (cs)
+			cs->demote_refused++;
+		return 0;
+	}
+	for (int i = 0; i < EV_CAS_TRIES; i++) {
+		w = READ_ONCE(e->word);
+		if (!ev_state_usable(MRC_EV_WORD_STATE(w)))
+			break;
+		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_ASSUMED_BAD,
+				 MRC_EV_WORD_FLAGS(w) &
+				 ~(MRC_EV_F_ACTIVE | MRC_EV_F_OWED));
+		if (__sync_val_compare_and_swap(&e->word, w, nw) == w) {
+			done = 1;
+			break;
+		}
+	}
+	if (!done) {
+		__sync_fetch_and_add(&evs->n_down, -1);
+		return 0;
+	}
+	if ((MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) &&
+	    activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
+		__sync_fetch_and_or(&e->word, (__u32)MRC_EV_F_OWED << 24);
+	emit_ev_event(slot, evs, idx, nw, reason, psn);
+	return 1;
 }
 
 /* ECN echo or mid-path trim on the EV at idx: skip a turn, maybe swap. */
@@ -431,17 +577,24 @@ static __always_inline void penalise_ev(__u32 slot, __u32 idx,
 {
 	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
-	struct mrc_ev_entry *e;
 
 	if (!evs || !info || idx >= MRC_MAX_EVS)
 		return;
-	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-	if (e->state == MRC_EV_GOOD)
-		e->state = MRC_EV_SKIP;
+	skip_once(&evs->ev[idx & (MRC_MAX_EVS - 1)]);
 	if (__sync_fetch_and_add(&c->marks_in_row, 1) + 1 >= MRC_EV_SWAP_MARKS) {
 		WRITE_ONCE(c->marks_in_row, 0);
 		swap_for_backup(evs, info->n_evs, idx);
 	}
+}
+
+/* The receiver judges the path bad (M = ALWAYS_SKIP): demote the EV. */
+static __always_inline void always_skip_ev(__u32 slot, __u32 idx, __u32 psn)
+{
+	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+
+	if (evs && info)
+		demote_ev(slot, evs, info->n_evs, idx, MRC_EVR_ALWAYS_SKIP, psn);
 }
 
 /*
@@ -474,22 +627,28 @@ static __always_inline void update_rtt(struct mrc_tx_state *tx, __u64 rtt)
 	WRITE_ONCE(tx->rttvar_ns, (__u32)var);
 }
 
+/* Raise *word to val unless it is already there (several CPUs). */
+static __always_inline void raise_u64(__u64 *word, __u64 val)
+{
+	__u64 old;
+
+	for (int i = 0; i < 4; i++) {
+		old = READ_ONCE(*word);
+		if (old >= val || __sync_val_compare_and_swap(word, old, val) == old)
+			return;
+	}
+}
+
 /* The newest send time acknowledged on the trigger's plane only grows. */
 static __always_inline void note_plane_ack(struct mrc_tx_state *tx,
 					   const struct mrc_send_rec *rec)
 {
 	__u32 plane = rec->plane;
-	__u64 *acked, old;
 
 	if (!tx || plane == 0 || plane > MRC_MAX_PLANES_ABI)
 		return;
-	acked = &tx->acked_sent_ns[(plane - 1) & (MRC_MAX_PLANES_ABI - 1)];
-	for (int i = 0; i < 4; i++) {
-		old = READ_ONCE(*acked);
-		if (old >= rec->sent_ns ||
-		    __sync_val_compare_and_swap(acked, old, rec->sent_ns) == old)
-			return;
-	}
+	raise_u64(&tx->acked_sent_ns[(plane - 1) & (MRC_MAX_PLANES_ABI - 1)],
+		  rec->sent_ns);
 }
 
 /* What a SACK says about the path of the packet that triggered it. */
@@ -506,6 +665,7 @@ static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 	if (!c)
 		return;
 	__sync_fetch_and_add(&c->acked, 1);
+	raise_u64(&c->acked_sent_ns, rec->sent_ns);
 	/* Karn: a resent packet's RTT is ambiguous. */
 	if (!(rec->flags & MRC_BTH_F_RETX)) {
 		__u64 rtt = bpf_ktime_get_ns() - rec->sent_ns;
@@ -514,7 +674,9 @@ static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 		__sync_fetch_and_add(&c->rtt_samples, 1);
 		update_rtt(tx, rtt);
 	}
-	if ((m & 3) == MRC_M_SKIP_ONCE) {
+	if ((m & 3) == MRC_M_ALWAYS_SKIP) {
+		always_skip_ev(slot, rec->ev_idx, psn);
+	} else if ((m & 3) == MRC_M_SKIP_ONCE) {
 		__sync_fetch_and_add(&c->ecn, 1);
 		penalise_ev(slot, rec->ev_idx, c);
 	} else if (READ_ONCE(c->marks_in_row)) {
@@ -522,19 +684,28 @@ static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 	}
 }
 
-/* The EV a lost PSN went out on (for the loss report), counted. */
+/*
+ * The EV a lost PSN went out on (for the loss report), counted. With the
+ * QP's table (SACK evidence, not a NACK), the EV is demoted: a path that
+ * lost a packet carries nothing more until probes say it works.
+ */
 static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
-					struct mrc_qp_evs *evs)
+					struct mrc_qp_evs *evs, __u32 n)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
 	struct mrc_ev_counters *c;
+	__u32 idx;
 
 	if (!rec)
 		return 0;
-	c = ev_counters(slot, rec->ev_idx);
+	idx = rec->ev_idx;
+	c = ev_counters(slot, idx);
 	if (c)
 		__sync_fetch_and_add(&c->losses, 1);
-	return evs ? evs->ev[rec->ev_idx & (MRC_MAX_EVS - 1)].ev : 0;
+	if (!evs)
+		return 0;
+	demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn);
+	return evs->ev[idx & (MRC_MAX_EVS - 1)].ev;
 }
 
 /* A trimmed packet: mid-path trims penalise its EV, last-hop trims not. */
@@ -780,14 +951,18 @@ struct loss_ctx {
 	__u32 qpn, from, to;
 };
 
-/* Has a later packet on the same plane been acknowledged (or time run out)? */
+/* Has a later packet on the same EV or plane been acknowledged (or time run out)? */
 static __always_inline int overtaken(struct loss_ctx *lc,
 				     const struct mrc_send_rec *rec)
 {
+	struct mrc_ev_counters *c = ev_counters(lc->qpn - 1, rec->ev_idx);
 	__u32 plane = rec->plane;
 	__u64 acked;
 
 	if (lc->now - rec->sent_ns > lc->give_up_ns)
+		return 1;
+	/* A later packet on the same path arrived: this one will not. */
+	if (c && READ_ONCE(c->acked_sent_ns) > rec->sent_ns + MRC_EV_REORDER_NS)
 		return 1;
 	if (plane == 0 || plane > MRC_MAX_PLANES_ABI)
 		return 0;
@@ -829,7 +1004,7 @@ static long report_loss_step(__u32 i, void *data)
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
 	evt.psn = psn;
-	evt.ev = blame_loss(lc->qpn - 1, psn, lc->evs);
+	evt.ev = blame_loss(lc->qpn - 1, psn, lc->evs, lc->info->n_evs);
 	emit_event(lc->info, &evt);
 	if (lc->st)
 		lc->st->losses++;
@@ -1061,7 +1236,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		st->losses++;
 	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP)
 		trim_feedback(p->qpn - 1, psn, nh->reason);
-	blame_loss(p->qpn - 1, psn, NULL);
+	blame_loss(p->qpn - 1, psn, NULL, 0);
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */
 }

@@ -403,8 +403,10 @@ struct mrc_ev_counters {
 	__u64	rtt_sum_ns;	/* over acked, not retransmitted packets */
 	__u32	rtt_samples;
 	__u32	marks_in_row;	/* ECN/trim marks since the last clean SACK */
+	/* Send time of the newest packet on this EV that was SACKed (XDP). */
+	__u64	acked_sent_ns;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 64);
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 72);
 
 struct mrc_qp_ev_stats {
 	struct mrc_ev_counters ev[MRC_MAX_EVS];
@@ -503,6 +505,12 @@ MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
  */
 #define MRC_REORDER_FRACTION	8
 #define MRC_REORDER_MIN_NS	50000
+/*
+ * On one EV (one path, FIFO queues) a hole is lost as soon as a packet
+ * sent on the same EV this much later has been acknowledged: the slack
+ * only absorbs send-time jitter between CPUs.
+ */
+#define MRC_EV_REORDER_NS	20000
 
 /* Records XDP writes to a context's event ring. */
 enum mrc_event_type {
