@@ -1242,6 +1242,176 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Endpoint control: EV probes answered in place, port status to mrcd       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Ones'-complement update of a UDP checksum for 16-bit words that changed
+ * (RFC 1624): sum_old and sum_new are plain sums of the old and new words.
+ * An IPv4 checksum of 0 means "none" and stays 0.
+ */
+static __always_inline void udp_csum_update(struct udphdr *udp, __u32 sum_old,
+					    __u32 sum_new)
+{
+	__u32 sum;
+
+	if (!udp->check)
+		return;
+	sum_old = (sum_old & 0xffff) + (sum_old >> 16);
+	sum_old = (sum_old & 0xffff) + (sum_old >> 16);
+	sum_new = (sum_new & 0xffff) + (sum_new >> 16);
+	sum_new = (sum_new & 0xffff) + (sum_new >> 16);
+	sum = (__u16)~udp->check;
+	sum += (__u16)~sum_old;
+	sum += sum_new;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	udp->check = (__u16)~sum ? (__u16)~sum : 0xffff;
+}
+
+/* Sum of the 16-bit words of a 32- or 64-bit field, as they lie in memory. */
+static __always_inline __u32 words32(__u32 v)
+{
+	return (v & 0xffff) + (v >> 16);
+}
+
+static __always_inline __u32 words64(__u64 v)
+{
+	return words32((__u32)v) + words32((__u32)(v >> 32));
+}
+
+static __always_inline struct mrc_eph *ep_header(struct mrc_pkt *p)
+{
+	struct mrc_eph *eh = (void *)(p->bth + 1);
+
+	if ((void *)(eh + 1) > p->end ||
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*eh))
+		return NULL;
+	return eh;
+}
+
+static __always_inline int ep_drop(void)
+{
+	struct mrc_ctl_stats *cs = ctl_stats();
+
+	if (cs)
+		cs->ep_dropped++;
+	return XDP_DROP;
+}
+
+/* Send the frame back where it came from: swap MACs and IP addresses. */
+static __always_inline int reflect_frame(struct mrc_pkt *p)
+{
+	struct ethhdr *eth = p->data;
+	__u8 mac[6];	/* ETH_ALEN */
+
+	if ((void *)(eth + 1) > p->end)
+		return -1;
+	__builtin_memcpy(mac, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, mac, 6);
+	/* Swapping the addresses keeps every checksum: sums commute. */
+	if (p->l4.l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p->data + sizeof(struct ethhdr);
+		__u32 a;
+
+		if ((void *)(ip + 1) > p->end)
+			return -1;
+		a = ip->saddr;
+		ip->saddr = ip->daddr;
+		ip->daddr = a;
+	} else {
+		struct ipv6hdr *ip6 = p->data + sizeof(struct ethhdr);
+		struct in6_addr a;
+
+		if ((void *)(ip6 + 1) > p->end)
+			return -1;
+		a = ip6->saddr;
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = a;
+	}
+	return 0;
+}
+
+/*
+ * An EV probe for us: answer it right here. The response keeps the UDP
+ * ports (source = the EV, destination = the MRC port), so it crosses the
+ * fabric on the EV's return path and reaches the requester's XDP.
+ */
+static __always_inline int answer_ev_probe(struct mrc_pkt *p,
+					   struct mrc_eph *eh, __u64 t_arrival)
+{
+	struct mrc_ctl_stats *cs;
+	__u16 *op_word = (__u16 *)p->bth;
+	__u32 old_sum, new_sum, service;
+
+	if (reflect_frame(p))
+		return ep_drop();
+	old_sum = *op_word + words32(eh->service_ns);
+	p->bth->opcode = MRC_OP_EP_RESPONSE;
+	service = (__u32)(bpf_ktime_get_ns() - t_arrival);
+	eh->service_ns = service;
+	new_sum = *op_word + words32(service);
+	udp_csum_update(p->udp, old_sum, new_sum);
+	cs = ctl_stats();
+	if (cs)
+		cs->probes_answered++;
+	return XDP_TX;
+}
+
+/* The answer to one of our probes: timestamp it, hand it to its socket. */
+static __always_inline int take_probe_response(struct mrc_pkt *p,
+					       struct mrc_eph *eh, __u64 now)
+{
+	struct mrc_ctl_stats *cs;
+	__u16 port = bpf_ntohs(eh->reply_port);
+	__u32 old_sum;
+
+	if (eh->kind != MRC_EP_EV_PROBE || !port)
+		return ep_drop();
+	old_sum = words64(eh->t_rx_ns);
+	eh->t_rx_ns = now;
+	udp_csum_update(p->udp, old_sum, words64(now));
+	steer_to_owner(p->udp, port);
+	cs = ctl_stats();
+	if (cs)
+		cs->probe_responses++;
+	return XDP_PASS;
+}
+
+/* A peer's port status goes to our mrcd, which knows the QPs. */
+static __always_inline int take_port_status(struct mrc_pkt *p)
+{
+	__u32 zero = 0;
+	struct mrc_global_cfg *cfg = bpf_map_lookup_elem(&mrc_cfg, &zero);
+	struct mrc_ctl_stats *cs;
+
+	if (!cfg || !cfg->agent_port)
+		return ep_drop();	/* no agent to tell */
+	steer_to_owner(p->udp, cfg->agent_port);
+	cs = ctl_stats();
+	if (cs)
+		cs->port_status_rx++;
+	return XDP_PASS;
+}
+
+static __always_inline int handle_ep(struct mrc_pkt *p)
+{
+	__u64 t_arrival = bpf_ktime_get_ns();
+	struct mrc_eph *eh = ep_header(p);
+
+	if (!eh)
+		return ep_drop();
+	if (p->opcode == MRC_OP_EP_RESPONSE)
+		return take_probe_response(p, eh, t_arrival);
+	if (eh->kind == MRC_EP_EV_PROBE)
+		return answer_ev_probe(p, eh, t_arrival);
+	if (eh->kind == MRC_EP_PORT_STATUS)
+		return take_port_status(p);
+	return ep_drop();
+}
+
+/* ------------------------------------------------------------------------ */
 /* entry points                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -1295,6 +1465,9 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 		return handle_nack(&p);
 	case MRC_OP_PROBE:
 		return handle_data(&p, 1);
+	case MRC_OP_EP_REQUEST:
+	case MRC_OP_EP_RESPONSE:
+		return handle_ep(&p);
 	default:
 		return count_drop(MRC_DROP_BAD_OPCODE);
 	}
@@ -1643,6 +1816,48 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 
+/*
+ * An EV probe mrcd sends: give it the EV it tests (source port, flow
+ * label), keep the socket's port for the answer and stamp the send time
+ * as late as possible, so the RTT is the wire's.
+ */
+static __always_inline int stamp_probe(struct __sk_buff *skb,
+				       const struct l4_info *l4)
+{
+	__u32 eph_off = l4->l4_off + sizeof(struct udphdr) + sizeof(struct mrc_bth);
+	__u32 csum_off = l4->l4_off + offsetof(struct udphdr, check);
+	struct mrc_ctl_stats *cs;
+	struct mrc_eph eh;
+	__u16 sport;
+	__u64 now;
+	__s64 diff;
+
+	if (bpf_skb_load_bytes(skb, eph_off, &eh, sizeof(eh)) ||
+	    eh.kind != MRC_EP_EV_PROBE)
+		return TC_ACT_OK;	/* port status goes as it is */
+	if (bpf_skb_load_bytes(skb, l4->l4_off, &sport, sizeof(sport)))
+		return TC_ACT_OK;
+	if (bpf_l4_csum_replace(skb, csum_off, eh.reply_port, sport,
+				BPF_F_MARK_MANGLED_0 | 2) ||
+	    bpf_skb_store_bytes(skb, eph_off + offsetof(struct mrc_eph, reply_port),
+				&sport, sizeof(sport), 0))
+		return TC_ACT_OK;
+	now = bpf_ktime_get_ns();
+	diff = bpf_csum_diff((__be32 *)&eh.t_tx_ns, 8, (__be32 *)&now, 8, 0);
+	if (bpf_l4_csum_replace(skb, csum_off, 0, (__u32)diff,
+				BPF_F_MARK_MANGLED_0) ||
+	    bpf_skb_store_bytes(skb, eph_off + offsetof(struct mrc_eph, t_tx_ns),
+				&now, sizeof(now), 0))
+		return TC_ACT_OK;
+	if (stamp_ev(skb, l4, bpf_ntohl(eh.ev),
+		     eh.flags & MRC_EPH_F_STEV ? MRC_EVF_STEV : MRC_EVF_UDP))
+		return TC_ACT_OK;
+	cs = ctl_stats();
+	if (cs)
+		cs->probes_stamped++;
+	return TC_ACT_OK;
+}
+
 SEC("tc")
 int mrc_tc_tx(struct __sk_buff *skb)
 {
@@ -1662,6 +1877,8 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	bth = cursor_take(&c, sizeof(*bth));
 	if (!udp || !bth || udp->dest != bpf_htons(mrc_port()))
 		return TC_ACT_OK;
+	if (bth->opcode == MRC_OP_EP_REQUEST)
+		return stamp_probe(skb, &l4);
 	if (outgoing_qp(data, end, &l4, bth, &slot))
 		return TC_ACT_OK;
 	if (mrc_opcode_is_data(bth->opcode))

@@ -202,7 +202,7 @@ struct mrc_eph {
 	__u8	kind;		/* enum mrc_ep_kind */
 	__u8	plane;		/* EV_PROBE: plane probed; PORT_STATUS: plane that changed (1-based) */
 	__u8	status;		/* PORT_STATUS: 1 = up, 0 = down */
-	__u8	flags;
+	__u8	flags;		/* MRC_EPH_F_* */
 	__u32	req_id;		/* chosen by the requester, echoed */
 	__u32	ev;		/* EV_PROBE: the entropy value probed */
 	__u16	reply_port;	/* requester's socket port (TC fills it in) */
@@ -213,6 +213,9 @@ struct mrc_eph {
 	__u64	t_rx_ns;	/* requester XDP ingress time of the response */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
+
+/* eph.flags: the EV is in STEV format (high 16 bits go in the flow label). */
+#define MRC_EPH_F_STEV	0x01
 
 /*
  * A reliability probe (MRC_OP_PROBE) is a bare BTH with ACK_REQ set and the
