@@ -1236,6 +1236,12 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		st->losses++;
 	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP)
 		trim_feedback(p->qpn - 1, psn, nh->reason);
+	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
+		struct mrc_send_rec *rec = sent_record(p->qpn - 1, psn);
+
+		if (rec)
+			always_skip_ev(p->qpn - 1, rec->ev_idx, psn);
+	}
 	blame_loss(p->qpn - 1, psn, NULL, 0);
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */

@@ -224,6 +224,8 @@ struct mrc_qp_counters {
 	uint64_t timeouts, fast_retransmits;
 	uint64_t rx_packets, rx_bytes, rx_duplicates;
 	uint64_t sacks_sent, nacks_sent;
+	uint64_t ev_timeouts;		/* EVs a timeout demoted to ASSUMED_BAD */
+	uint64_t always_skip_sent;	/* SACKs carrying the ALWAYS_SKIP verdict */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

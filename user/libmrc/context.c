@@ -102,6 +102,15 @@ static int map_state_arrays(struct mrc_context *ctx)
 		ctx->tx_map = NULL;
 		return -errno;
 	}
+	ctx->evs_map = ev_table_map(ctx->fd_qp_evs);
+	if (!ctx->evs_map) {
+		int err = errno;
+
+		fprintf(stderr, "libmrc: cannot map mrc_qp_evs: %s%s\n",
+			strerror(err),
+			err == EPROTO ? " (pins of an older mrcd: restart it)" : "");
+		return -err;
+	}
 	return 0;
 }
 
@@ -224,6 +233,7 @@ static void context_free(struct mrc_context *ctx)
 		munmap(ctx->rx_map, ctx->rx_map_len);
 	if (ctx->tx_map)
 		munmap(ctx->tx_map, ctx->tx_map_len);
+	ev_table_unmap(ctx->evs_map);
 	close_fd(&ctx->sock);
 	int *fds[] = { &ctx->fd_qps, &ctx->fd_qp_owner, &ctx->fd_ctx_owner,
 		       &ctx->fd_peers, &ctx->fd_qp_evs, &ctx->fd_events,

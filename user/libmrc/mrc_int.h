@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/abi.h"
+#include "lib/ev_state.h"
 #include "mrc/mrc.h"
 
 #define MRC_MAX_SGE		16
@@ -70,6 +71,8 @@ struct mrc_send_wqe {
 	uint8_t *sge_addr[MRC_MAX_SGE];
 };
 
+#define MRC_EV_MARK_SLOTS	256	/* receiver verdict table, power of 2 */
+
 struct mrc_qp {
 	struct mrc_context *ctx;
 	uint32_t qpn;
@@ -125,6 +128,14 @@ struct mrc_qp {
 		uint8_t m;
 		int peer;		/* index into peers */
 	} trigger;
+	/*
+	 * Marked arrivals in a row per EV (CE or mid-path trim), for the
+	 * ALWAYS_SKIP verdict: direct-mapped by the EV's low bits, tagged.
+	 */
+	struct {
+		uint32_t ev;
+		uint32_t marks;
+	} ev_marks[MRC_EV_MARK_SLOTS];
 };
 
 struct mrc_context {
@@ -136,6 +147,8 @@ struct mrc_context {
 	int fd_events, fd_planes, fd_rx, fd_tx, fd_qp_stats;
 	int fd_ev_profiles, fd_ev_stats, fd_send_log, fd_rev_evs;
 	uint8_t *rx_map, *tx_map;
+	/* EV tables (mrc_qp_evs), changed entry by entry with CAS. */
+	struct mrc_qp_evs *evs_map;
 	size_t rx_map_len, tx_map_len;
 
 	uint32_t ctx_slot;

@@ -230,6 +230,9 @@ static int install_evs(struct mrc_qp *qp)
 	evs.stride = planes > 1 && n % planes == 0 &&
 		     planes_in_turn(&evs, n, (uint32_t)planes) ? (uint32_t)planes : 1;
 	shuffle(evs.perm, n, evs.stride);
+	/* Demotions may not leave fewer usable EVs than the profile asks. */
+	evs.profile = (uint16_t)qp->attr.ev_profile_id;
+	evs.min_active = (uint16_t)(prof.ev_min_active < n ? prof.ev_min_active : n);
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
 	if (bpf_map_update_elem(ctx->fd_qp_evs, &qp->slot, &evs, BPF_ANY) ||

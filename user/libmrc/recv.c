@@ -140,6 +140,11 @@ static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 	pkt.n.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
 	pkt.n.ev = htonl(ntohs(p->from->sin6_port));
 	pkt.n.reason = reason;
+	/* The verdict may fall on a trimmed packet: it rides in the NACK. */
+	if (qp->trigger.m == MRC_M_ALWAYS_SKIP && qp->trigger.psn == p->psn24) {
+		pkt.n.m = MRC_M_ALWAYS_SKIP;
+		qp->trigger.m = MRC_M_NONE;
+	}
 	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.nacks_sent++;
 }
@@ -260,15 +265,52 @@ static bool reserve_immediate(struct mrc_qp *qp, uint32_t psn,
 	return true;
 }
 
+static bool packet_marked(const struct rx_pkt *p)
+{
+	return (p->tos & ECN_CE_BITS) == ECN_CE_BITS ||
+	       p->tos >> 2 == MRC_DSCP_TRIMMED;
+}
+
+/*
+ * The receiver's verdict on the path of this packet: MRC_ALWAYS_SKIP_MARKS
+ * marked arrivals on one EV in a row (CE, or trimmed mid-path) say the
+ * path is persistently congested, not just busy for a moment. The
+ * counter restarts after each verdict, so a path that stays bad gets one
+ * every MRC_ALWAYS_SKIP_MARKS packets until the sender stops using it.
+ */
+static bool always_skip_verdict(struct mrc_qp *qp, uint32_t ev, bool marked)
+{
+	typeof(qp->ev_marks[0]) *slot = &qp->ev_marks[ev & (MRC_EV_MARK_SLOTS - 1)];
+
+	if (slot->ev != ev) {
+		slot->ev = ev;
+		slot->marks = 0;
+	}
+	if (!marked) {
+		slot->marks = 0;
+		return false;
+	}
+	if (++slot->marks < MRC_ALWAYS_SKIP_MARKS)
+		return false;
+	slot->marks = 0;
+	qp->counters.always_skip_sent++;
+	return true;
+}
+
 static void note_trigger(struct mrc_qp *qp, const struct rx_pkt *p,
 			 uint16_t ts, int peer)
 {
+	bool marked = packet_marked(p);
+
 	qp->trigger.psn = p->psn24;
 	qp->trigger.ev = ntohs(p->from->sin6_port);
 	qp->trigger.ts = ts;
 	qp->trigger.peer = peer;
-	qp->trigger.m = (p->tos & ECN_CE_BITS) == ECN_CE_BITS ?
-			MRC_M_SKIP_ONCE : MRC_M_NONE;
+	if (always_skip_verdict(qp, qp->trigger.ev, marked))
+		qp->trigger.m = MRC_M_ALWAYS_SKIP;
+	else
+		qp->trigger.m = (p->tos & ECN_CE_BITS) == ECN_CE_BITS ?
+				MRC_M_SKIP_ONCE : MRC_M_NONE;
 }
 
 static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
@@ -341,6 +383,7 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	 */
 	if (p->flags & (MRC_BTH_F_ACK_REQ | MRC_BTH_F_RETX) ||
 	    (p->tos & ECN_CE_BITS) == ECN_CE_BITS ||
+	    qp->trigger.m == MRC_M_ALWAYS_SKIP ||
 	    ++qp->pkts_since_sack >= MRC_ACK_EVERY)
 		send_sack(qp);
 }
