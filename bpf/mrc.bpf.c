@@ -1531,32 +1531,52 @@ static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
  * The next EV of the QP's rotation that may carry data: ACTIVE and GOOD,
  * and not `avoid` (the EV that lost the packet being resent). An entry in
  * SKIP loses this turn and goes back to GOOD. Returns the entry's index.
+ *
+ * The rotation visits the planes in turn (perm keeps each plane in its
+ * column, positions `stride` apart). When the entry at the cursor cannot
+ * be used, another EV of the SAME plane takes the turn (the positions
+ * stride, 2 x stride... further on), so a plane keeps its share of the
+ * packets however many of its EVs are out of service; only a plane with
+ * no usable EV in reach gives its turn to the next plane.
  */
+#define NEXT_EV_SAME_PLANE	16	/* tries in the cursor's plane column */
+#define NEXT_EV_TRIES		(2 * NEXT_EV_SAME_PLANE)
+
 static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 				   int *wrapped)
 {
-	for (int i = 0; i < 16; i++) {
-		__u32 pos = __sync_fetch_and_add(&evs->next, 1) % n;
-		__u32 idx;
-		struct mrc_ev_entry *e;
+	__u32 stride = evs->stride, pos = 0;
 
-		if (pos == n - 1)
-			*wrapped = 1;
-		asm volatile("" : "+r"(pos));
-		idx = evs->perm[pos & (MRC_MAX_EVS - 1)];
+	if (stride == 0 || stride > MRC_MAX_PLANES_ABI)
+		stride = 1;
+	for (int i = 0; i < NEXT_EV_TRIES; i++) {
+		struct mrc_ev_entry *e;
+		__u32 p, idx, w;
+
+		if (i % NEXT_EV_SAME_PLANE == 0) {
+			pos = __sync_fetch_and_add(&evs->next, 1) % n;
+			if (pos == n - 1)
+				*wrapped = 1;
+		}
+		p = (pos + (i % NEXT_EV_SAME_PLANE) * stride) % n;
+		asm volatile("" : "+r"(p));
+		idx = evs->perm[p & (MRC_MAX_EVS - 1)];
 		/* Keep the mask: the verifier cannot follow the modulo. */
 		asm volatile("" : "+r"(idx));
 		idx &= MRC_MAX_EVS - 1;
 		if (idx >= n)
 			continue;
 		e = &evs->ev[idx];
-		if (!(e->flags & MRC_EV_F_ACTIVE))
+		w = READ_ONCE(e->word);
+		if (!(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE))
 			continue;
-		if (e->state == MRC_EV_SKIP) {
-			e->state = MRC_EV_GOOD;
+		if (MRC_EV_WORD_STATE(w) == MRC_EV_SKIP) {
+			__sync_val_compare_and_swap(&e->word, w,
+				mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_GOOD,
+					    MRC_EV_WORD_FLAGS(w)));
 			continue;
 		}
-		if (e->state == MRC_EV_GOOD && (int)idx != avoid)
+		if (MRC_EV_WORD_STATE(w) == MRC_EV_GOOD && (int)idx != avoid)
 			return (int)idx;
 	}
 	return -1;

@@ -17,7 +17,7 @@ local mrc = Proto("mrc", "MRC (Multipath Reliable Connection)")
 local DEFAULT_PORT = 4791
 
 local BTH_LEN, METH_LEN, TSETH_LEN, RETH_LEN, IMM_LEN = 12, 4, 4, 16, 4
-local SACKH_LEN, NACKH_LEN = 32, 12
+local SACKH_LEN, NACKH_LEN, EPH_LEN = 32, 12, 40
 
 local F_ACK_REQ, F_RETX, F_TS = 0x80, 0x40, 0x20
 
@@ -41,6 +41,8 @@ local nack_reasons = {
 	[0x13] = "REMOTE_ACCESS",
 	[0x19] = "UNEXP_EVENT",
 }
+
+local ep_kinds = { [1] = "EV probe", [2] = "port status" }
 
 local m_names = {
 	[0] = "NONE",
@@ -120,6 +122,20 @@ local pf = {
 	nack_reason = ProtoField.uint8("mrc.nack.reason", "Reason", base.HEX, nack_reasons),
 	nack_m = ProtoField.uint8("mrc.nack.m", "M", base.DEC, m_names),
 	nack_ts_echo = ProtoField.uint16("mrc.nack.ts_echo", "Echoed send time", base.DEC),
+
+	-- Endpoint control (EV probes, port status)
+	ep = ProtoField.bytes("mrc.ep", "Endpoint header"),
+	ep_kind = ProtoField.uint8("mrc.ep.kind", "Kind", base.DEC, ep_kinds),
+	ep_plane = ProtoField.uint8("mrc.ep.plane", "Plane", base.DEC),
+	ep_status = ProtoField.uint8("mrc.ep.status", "Port status", base.DEC,
+				     { [0] = "down", [1] = "up" }),
+	ep_flags = ProtoField.uint8("mrc.ep.flags", "Flags", base.HEX),
+	ep_req_id = ProtoField.uint32("mrc.ep.req_id", "Request id", base.DEC),
+	ep_ev = ProtoField.uint32("mrc.ep.ev", "Entropy value", base.HEX),
+	ep_reply_port = ProtoField.uint16("mrc.ep.reply_port", "Reply port", base.DEC),
+	ep_service = ProtoField.uint32("mrc.ep.service_ns", "Responder service time (ns, host order)", base.DEC),
+	ep_t_tx = ProtoField.uint64("mrc.ep.t_tx_ns", "Requester send time (ns, host order)", base.DEC),
+	ep_t_rx = ProtoField.uint64("mrc.ep.t_rx_ns", "Requester receive time (ns, host order)", base.DEC),
 
 	probe = ProtoField.bool("mrc.probe", "Reliability probe"),
 	body = ProtoField.bytes("mrc.body", "Undecoded body"),
@@ -343,6 +359,40 @@ local function dissect_nack(tvb, pinfo, tree)
 	trailing(tvb, tree, BTH_LEN + NACKH_LEN, "NACK extension")
 end
 
+-- The time fields are written and read by one host in its own byte
+-- order (little endian on every host we run on).
+local function dissect_ep(tvb, pinfo, tree, op)
+	local len = tvb:len()
+	if len < BTH_LEN + EPH_LEN then
+		malformed(pinfo, tree, string.format(
+			"%d bytes, an endpoint packet needs %d", len, BTH_LEN + EPH_LEN))
+		if len > BTH_LEN then tree:add(pf.body, tvb(BTH_LEN)) end
+		return
+	end
+	local o = BTH_LEN
+	local t = tree:add(pf.ep, tvb(o, EPH_LEN))
+	t:set_text("Endpoint header")
+	local kind = tvb(o, 1):uint()
+	t:add(pf.ep_kind, tvb(o, 1))
+	t:add(pf.ep_plane, tvb(o + 1, 1))
+	if kind == 2 then t:add(pf.ep_status, tvb(o + 2, 1)) end
+	t:add(pf.ep_flags, tvb(o + 3, 1))
+	t:add(pf.ep_req_id, tvb(o + 4, 4))
+	t:add(pf.ep_ev, tvb(o + 8, 4))
+	t:add(pf.ep_reply_port, tvb(o + 12, 2))
+	t:add_le(pf.ep_service, tvb(o + 16, 4))
+	t:add_le(pf.ep_t_tx, tvb(o + 24, 8))
+	t:add_le(pf.ep_t_rx, tvb(o + 32, 8))
+	if kind == 1 then
+		pinfo.cols.info:append(string.format(" EV probe id=%d EV=0x%x plane=%d",
+			tvb(o + 4, 4):uint(), tvb(o + 8, 4):uint(), tvb(o + 1, 1):uint()))
+	elseif kind == 2 then
+		pinfo.cols.info:append(string.format(" port status plane=%d %s",
+			tvb(o + 1, 1):uint(), tvb(o + 2, 1):uint() == 1 and "up" or "down"))
+	end
+	trailing(tvb, tree, BTH_LEN + EPH_LEN, "endpoint header")
+end
+
 local function dissect_probe(tvb, pinfo, tree, flags)
 	local it = tree:add(pf.probe, tvb(0, BTH_LEN), true)
 	it:set_generated()
@@ -381,6 +431,8 @@ function mrc.dissector(tvb, pinfo, tree)
 		dissect_nack(tvb, pinfo, root)
 	elseif op == OP.PROBE then
 		dissect_probe(tvb, pinfo, root, flags)
+	elseif op == OP.EP_REQUEST or op == OP.EP_RESPONSE then
+		dissect_ep(tvb, pinfo, root, op)
 	else
 		local it
 		if len > BTH_LEN then

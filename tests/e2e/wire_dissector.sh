@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The Wireshark dissector tools/mrc.lua decodes every header of docs/WIRE.md
 # exactly: a hand-built pcap (IPv4 WRITE ONLY with IMM, IPv6 SACK, NACK,
-# probe, trimmed header, 3 bytes of garbage) read back with tshark, field by
+# probe, trimmed header, 3 bytes of garbage, EV probe response, port
+# status) read back with tshark, field by
 # field. Needs no lab; skipped when tshark is not installed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 TESTS=(wire.dissector_loads wire.dissector_data_ipv4 wire.dissector_sack_ipv6
 	wire.dissector_nack wire.dissector_probe wire.dissector_trimmed
-	wire.dissector_malformed)
+	wire.dissector_malformed wire.dissector_endpoint)
 
 if ! command -v tshark > /dev/null; then
 	for t in "${TESTS[@]}"; do skip "$t" "tshark not installed (tools/install-deps.sh)"; done
@@ -43,6 +44,7 @@ h16() { printf '%04x' $(($1 & 0xffff)); }
 h24() { printf '%06x' $(($1 & 0xffffff)); }
 h32() { printf '%08x' $(($1 & 0xffffffff)); }
 le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+le64() { echo "$(le32 $(($1 & 0xffffffff)))$(le32 $(($1 >> 32)))"; }
 
 # Internet checksum of a hex string.
 csum16() {
@@ -98,6 +100,11 @@ FRAMES+=("$(ipv4_udp 0 49155 4791 "$(bth 0xde 5 0x80 41)")")
 FRAMES+=("$(ipv4_udp 0x2c 49156 4791 "$(bth 0xca 5 0 7)00000008""0000000000100000""00000042""00001000")")
 # 6: 3 bytes of garbage.
 FRAMES+=("$(ipv4_udp 0 49157 4791 cb00ff)")
+# 7: EV probe response: plane 3, request 77, EV 0xc123, reply port 40404,
+#    responder 312 ns, sent at 1000 ns, back at 24456 ns (host order).
+FRAMES+=("$(ipv4_udp 0 0xc123 4791 "$(bth 0xd9 0 0 0)01030000""0000004d""0000c123""9dd4""0000""$(le32 312)""00000000""$(le64 1000)""$(le64 24456)")")
+# 8: port status: the sender's plane 2 went down.
+FRAMES+=("$(ipv4_udp 0 49158 4791 "$(bth 0xd8 0 0 0)02020000""00000005""00000000""0000""0000""00000000""00000000""0000000000000000""0000000000000000")")
 
 {
 	hex="d4c3b2a1020004000000000000000000ffff000001000000"
@@ -117,7 +124,9 @@ FIELDS=(frame.number frame.protocols _ws.col.Info
 	mrc.sack.cack mrc.sack.ev mrc.sack.bitmap_off mrc.sack.m mrc.sack.bitmap mrc.sack.ts_echo
 	mrc.sack.ooo_count mrc.sack.rcv_bytes mrc.sack.penalty mrc.sack.acked_psn mrc.sack.acked_count
 	mrc.nack.cack mrc.nack.ev mrc.nack.reason mrc.nack.m mrc.nack.ts_echo
-	mrc.probe mrc.malformed _ws.expert.message _ws.expert.severity)
+	mrc.probe mrc.ep.kind mrc.ep.plane mrc.ep.status mrc.ep.req_id mrc.ep.ev mrc.ep.reply_port
+	mrc.ep.service_ns mrc.ep.t_tx_ns mrc.ep.t_rx_ns
+	mrc.malformed _ws.expert.message _ws.expert.severity)
 
 rc_fields=0 rc_verbose=0
 fargs=()
@@ -149,8 +158,8 @@ begin wire.dissector_loads
 check "tshark -T fields exits 0" eq "$rc_fields" 0
 check "tshark -V exits 0" eq "$rc_verbose" 0
 check "no Lua error anywhere" no_lua_error
-check "six frames decoded" eq "$(wc -l < "$tmp/fields.txt")" 6
-check "MRC, not InfiniBand, owns port 4791" eq "$(awk -F'\t' '$2 ~ /:udp:mrc$/' "$tmp/fields.txt" | wc -l)" 6
+check "eight frames decoded" eq "$(wc -l < "$tmp/fields.txt")" 8
+check "MRC, not InfiniBand, owns port 4791" eq "$(awk -F'\t' '$2 ~ /:udp:mrc$/' "$tmp/fields.txt" | wc -l)" 8
 # -G must come first on tshark's command line.
 check "protocol registered" has "$(tshark -G protocols -X "lua_script:$LUA" 2>/dev/null | grep -w mrc)" "MRC (Multipath Reliable Connection)"
 if [ "$CURRENT_FAILS" -ne 0 ]; then
@@ -240,4 +249,22 @@ check "malformed expert" has "$(val 6 _ws.expert.message)" "shorter than the 12-
 check "severity error" has "$(val 6 _ws.expert.severity)" "8388608"
 check "good frames not malformed" eq "$(val 1 mrc.malformed)$(val 2 mrc.malformed)$(val 3 mrc.malformed)" ""
 check "no Lua error" no_lua_error
+end
+
+begin wire.dissector_endpoint
+check "response info" starts "$(val 7 _ws.col.Info)" "EP_RESPONSE QP=0x000000 PSN=0 EV probe id=77 EV=0xc123 plane=3"
+check "opcode" eq "$(val 7 mrc.opcode)" 0xd9
+check "kind" eq "$(val 7 mrc.ep.kind)" 1
+check "plane" eq "$(val 7 mrc.ep.plane)" 3
+check "req_id" eq "$(val 7 mrc.ep.req_id)" 77
+check "ev" eq "$(val 7 mrc.ep.ev)" 0x0000c123
+check "reply_port" eq "$(val 7 mrc.ep.reply_port)" 40404
+check "service_ns" eq "$(val 7 mrc.ep.service_ns)" 312
+check "t_tx_ns" eq "$(val 7 mrc.ep.t_tx_ns)" 1000
+check "t_rx_ns" eq "$(val 7 mrc.ep.t_rx_ns)" 24456
+check "no expert item" eq "$(val 7 _ws.expert.message)" ""
+check "port status info" starts "$(val 8 _ws.col.Info)" "EP_REQUEST QP=0x000000 PSN=0 port status plane=2 down"
+check "kind" eq "$(val 8 mrc.ep.kind)" 2
+check "status" eq "$(val 8 mrc.ep.status)" 0
+check "not malformed" eq "$(val 7 mrc.malformed)$(val 8 mrc.malformed)" ""
 end
