@@ -2,8 +2,11 @@
 /*
  * BPF unit tests of bpf/mrc.bpf.c, the MRC fast path: mrc_xdp_rx (DATA and
  * PROBE validation and steering, reverse-EV learning, SACK and NACK
- * processing with per-EV feedback) and mrc_tc_tx (multi-plane spraying:
- * the EV rotation over `perm`, the send log, plane moves, ACK spraying).
+ * processing with per-EV feedback, EV demotion to ASSUMED_BAD with its
+ * events on mrc_ev_events, endpoint control: EV probes answered with
+ * XDP_TX, probe responses and port status steered to mrcd) and mrc_tc_tx
+ * (multi-plane spraying: the EV rotation over `perm`, the send log, plane
+ * moves, ACK spraying, EV probe stamping).
  *
  * Every test runs a program on crafted packets through
  * bpf_prog_test_run_opts(): no traffic, deterministic (where the program
@@ -24,6 +27,9 @@
  * cack 999 / mpr 1024, requester state snd_una 1000 / snd_nxt 1100 with
  * three posted WRITEs ending at PSNs 1004, 1009 and 1050, and a fresh
  * event ring at context 0. TC tests add an EV table (setup_table()).
+ * mrc_cfg (agent_port included) and mrc_ctl_stats are zeroed and the
+ * pinned EV event ring mrc_ev_events is drained, so no test sees another's
+ * counters or events.
  *
  * Tests marked "SUSPECTED BUG" in their comment encode what the program's
  * own documentation promises and failed against bpf/mrc.bpf.c as written
@@ -607,6 +613,47 @@ static void delete_all(int fd, size_t key_size)
 	}
 }
 
+/* ---- EV event ring (mrc_ev_events, pinned, shared by every test) -------- */
+
+#define EVEQ_MAX	64
+static struct mrc_ev_event eveq[EVEQ_MAX];
+static int n_ev_events, n_bad_ev_events;
+static struct ring_buffer *ev_rb;
+
+static int on_ev_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	if (size != sizeof(struct mrc_ev_event)) {
+		n_bad_ev_events++;
+		return 0;
+	}
+	if (n_ev_events < EVEQ_MAX)
+		memcpy(&eveq[n_ev_events], data, sizeof(struct mrc_ev_event));
+	n_ev_events++;
+	return 0;
+}
+
+/* Read every EV event written since the last drain; returns how many. */
+static int drain_ev_events(void)
+{
+	n_ev_events = 0;
+	n_bad_ev_events = 0;
+	if (!ev_rb) {
+		ev_rb = ring_buffer__new(MFD(mrc_ev_events), on_ev_event, NULL, NULL);
+		if (!ASSERT_TRUE(ev_rb != NULL, "ring_buffer__new(mrc_ev_events)"))
+			return 0;
+	}
+	ring_buffer__consume(ev_rb);
+	ASSERT_EQ(n_bad_ev_events, 0, "EV events of the wrong size");
+	return n_ev_events;
+}
+
+static void free_ev_ring(void)
+{
+	ring_buffer__free(ev_rb);
+	ev_rb = NULL;
+}
+
 static void reset_maps(void)
 {
 	__u32 k;
@@ -626,6 +673,9 @@ static void reset_maps(void)
 	delete_all(MFD(mrc_plane_of), sizeof(__u32));
 	for (k = 0; k < MRC_MAX_CTX; k++)
 		bpf_map_delete_elem(MFD(mrc_events), &k);	/* ENOENT is fine */
+	/* Control-path counters and EV events of earlier tests. */
+	zero_array(MFD(mrc_ctl_stats), 1, sizeof(struct mrc_ctl_stats), 1);
+	drain_ev_events();
 }
 
 /* ---- event ring -------------------------------------------------------- */
@@ -750,6 +800,41 @@ static struct mrc_qp_stats read_qp_stats(__u32 slot)
 	}
 	free(v);
 	return sum;
+}
+
+#define CTL_FIELDS(X) X(ev_events) X(ev_events_lost) X(demote_refused) \
+	X(probes_answered) X(probe_responses) X(probes_stamped) X(port_status_rx) \
+	X(ep_dropped)
+
+/* mrc_ctl_stats, summed over the CPUs. */
+static struct mrc_ctl_stats read_ctl(void)
+{
+	struct mrc_ctl_stats sum = {}, *v = calloc((size_t)ncpus, sizeof(*v));
+	__u32 zero = 0;
+	int i;
+
+	if (!v || bpf_map_lookup_elem(MFD(mrc_ctl_stats), &zero, v)) {
+		ASSERT_TRUE(0, "read mrc_ctl_stats");
+		free(v);
+		return sum;
+	}
+	for (i = 0; i < ncpus; i++) {
+#define SUM(f) sum.f += v[i].f;
+		CTL_FIELDS(SUM)
+#undef SUM
+	}
+	free(v);
+	return sum;
+}
+
+/* Control-path counters since setup; fields not named must be zero. */
+static void expect_ctl(const struct mrc_ctl_stats *want)
+{
+	struct mrc_ctl_stats got = read_ctl();
+
+#define CMP(f) ASSERT_EQ(got.f, want->f, "ctl_stats." #f);
+	CTL_FIELDS(CMP)
+#undef CMP
 }
 
 /* Drop counters since setup; fields not named must be zero. */
@@ -2361,11 +2446,13 @@ static void test_tc_ev_states(void)
 	run_tc(pkt, len, &r);
 	expect_stamped(&r, pkt, len, 0x1111, 0);
 	get_evs(&evs);
-	ASSERT_EQ(evs.next, 6, "six positions walked");
+	/* The cursor moves one position a packet; the walk past unusable
+	 * entries stays in the cursor's plane column without moving it. */
+	ASSERT_EQ(evs.next, 1, "one position per packet");
 	ASSERT_EQ(evs.ev[4].state, MRC_EV_GOOD, "SKIP entry lost its turn, now GOOD");
 	ASSERT_EQ(evs.ev[5].state, MRC_EV_SKIP, "a backup's SKIP is not consumed");
 
-	for (i = 0; i < 60; i++) {
+	for (i = 0; i < 240; i++) {
 		int k;
 
 		run_tc(pkt, len, &r);
@@ -2377,12 +2464,13 @@ static void test_tc_ev_states(void)
 	ASSERT_EQ(count[1] + count[2] + count[3] + count[5], 0,
 		  "backups, ASSUMED_BAD and DENIED never used");
 	/*
-	 * Both usable entries carry a fair share. Not exactly one each per
-	 * pass: a walk that crosses the wrap reads the first positions of the
-	 * next pass with the old perm, and the perm is redrawn after it.
+	 * Both usable entries carry a fair share over many passes. Not one
+	 * each per pass: a cursor on an unusable entry walks on to the next
+	 * usable one, so each redrawn pass splits unevenly; only the long run
+	 * is fair (binomial, p = 1/2: below 80 of 240 is > 5 sigma away).
 	 */
-	ASSERT_EQ(count[0] + count[4], 60, "every packet on a usable entry");
-	ASSERT_TRUE(count[0] >= 20 && count[4] >= 20,
+	ASSERT_EQ(count[0] + count[4], 240, "every packet on a usable entry");
+	ASSERT_TRUE(count[0] >= 80 && count[4] >= 80,
 		    "the two usable entries share the load");
 	get_evs(&evs);
 	for (i = 0; i < 6; i++) {
@@ -2405,8 +2493,8 @@ static void test_tc_ev_states(void)
 		snprintf(what, sizeof(what), "ev_stats[%u].packets", i);
 		ASSERT_EQ(ev_ctr(i).packets, 0, what);
 	}
-	ASSERT_EQ(ev_ctr(0).packets + ev_ctr(4).packets, 61, "packets counted on the used EVs");
-	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 61, "qp_stats.tx_stamped");
+	ASSERT_EQ(ev_ctr(0).packets + ev_ctr(4).packets, 241, "packets counted on the used EVs");
+	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 241, "qp_stats.tx_stamped");
 
 	/* No usable EV: the socket's port stays, nothing is logged. */
 	setup_tc(MRC_EVF_UDP, ev, all_bad, 4);
@@ -2414,7 +2502,7 @@ static void test_tc_ev_states(void)
 	expect_untouched(&r, pkt, len, TC_ACT_OK);
 	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 0, "qp_stats.tx_stamped");
 	get_evs(&evs);
-	ASSERT_EQ(evs.next, 16, "next_ev gives up after 16 positions");
+	ASSERT_EQ(evs.next, 2, "next_ev gives up after two columns of 16");
 	rec = get_rec(TC_PSN);
 	ASSERT_EQ(rec.psn, 0, "no send-log record without an EV");
 	ASSERT_EQ(rec.sent_ns, 0, "no send-log record without an EV");
@@ -3757,6 +3845,1034 @@ static void test_xdp_nack_counts_ev_loss(void)
 }
 
 /* ====================================================================== */
+/* Tests: XDP demotes EVs (ASSUMED_BAD) and reports it on mrc_ev_events   */
+/* ====================================================================== */
+
+/* Give the test QP's EV table a profile, ev_min_active and n_down. */
+static void set_evs_meta(__u16 profile, __u16 min_active, __u32 n_down)
+{
+	get_evs(&evs_buf);
+	evs_buf.profile = profile;
+	evs_buf.min_active = min_active;
+	evs_buf.n_down = n_down;
+	put_evs(&evs_buf);
+}
+
+/* The reorder windows of test_xdp_rack_losses: plane ~1 ms, give up ~2 s. */
+static void set_wide_windows(void)
+{
+	get_tx(&tx);
+	tx.srtt_ns = 8000000;
+	tx.rttvar_ns = 1000000;
+	tx.rtt_peak_ns = 1000000000;
+	put_tx(&tx);
+}
+
+/* EV event i is the demotion of entry idx to ASSUMED_BAD, written in [t0, t1]. */
+static void expect_ev_event(int i, __u16 idx, __u32 ev, __u16 plane, __u16 profile,
+			    __u8 reason, __u32 psn, __u64 t0, __u64 t1)
+{
+	const struct mrc_ev_event *e = &eveq[i];
+	char what[64];
+
+	snprintf(what, sizeof(what), "EV event %d present", i);
+	if (!ASSERT_TRUE(i < n_ev_events && i < EVEQ_MAX, what))
+		return;
+#define EV_FIELD(f, want) \
+	snprintf(what, sizeof(what), "EV event %d " #f, i); \
+	ASSERT_EQ(e->f, want, what);
+	EV_FIELD(qpn, QPN)
+	EV_FIELD(ev, ev)
+	EV_FIELD(idx, idx)
+	EV_FIELD(plane, plane)
+	EV_FIELD(profile, profile)
+	EV_FIELD(state, MRC_EV_ASSUMED_BAD)
+	EV_FIELD(reason, reason)
+	EV_FIELD(psn, psn)
+#undef EV_FIELD
+	snprintf(what, sizeof(what), "EV event %d time_ns in the test's window", i);
+	ASSERT_TRUE(e->time_ns >= t0 && e->time_ns <= t1, what);
+}
+
+/* The 32-bit word of entry i (plane, state, flags) as XDP left it. */
+static __u32 ev_word(const struct mrc_qp_evs *e, __u32 i)
+{
+	return e->ev[i].word;
+}
+
+/*
+ * A SACK that makes a PSN lost by per-plane overtaking (a packet on another
+ * EV of the same plane, sent more than the plane's reorder window later,
+ * was acked) demotes the lost packet's EV: GOOD -> ASSUMED_BAD, ACTIVE
+ * cleared (no OWED: a backup took its place), the first GOOD backup of the
+ * SAME plane becomes ACTIVE (not the earlier backup of another plane),
+ * n_down 0 -> 1, and exactly one struct mrc_ev_event (reason LOSS, the
+ * PSN, the table's profile) goes to mrc_ev_events, counted in
+ * ctl_stats.ev_events. The context ring still gets its LOSS event (the
+ * resend). A second loss on the EV, now ASSUMED_BAD, changes nothing and
+ * writes no second EV event.
+ */
+static void test_xdp_loss_demotes_ev(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1),				/* 0: loses 1010 */
+		BAK(0xB2, 2, MRC_EV_GOOD),		/* 1: backup of plane 2 */
+		BAK(0xB1, 1, MRC_EV_GOOD),		/* 2: backup of plane 1 */
+		ACT(0xA3, 1),				/* 3: carries the triggers */
+	};
+	/* Bit i = PSN 1010 + i: 1011..1020 acked, the hole is 1010. */
+	struct sack_spec s = sspec(1009, 0x7FEULL);
+	struct mrc_ctl_stats want_ctl = { .ev_events = 1 };
+	struct mrc_qp_evs evs;
+	__u64 t0, t1, sent;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	set_evs_meta(7, 1, 0);
+	set_wide_windows();
+	sent = mono_ns() - 5000000;
+	put_rec(1010, 0, 1, 0, sent);
+	/* Another EV of plane 1, sent 2 ms later (> ~1 ms window): overtakes. */
+	put_rec(1020, 3, 1, 0, sent + 2000000);
+	s.psn = 1020;
+	t0 = mono_ns();
+	run_sack(&s, &r);
+	t1 = mono_ns();
+	expect_xdp_drop(&r);
+	expect_drops(&no_drops);
+	ASSERT_EQ(drain_events(), 3, "a loss and two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	ASSERT_EQ(ev_ctr(3).acked_sent_ns, sent + 2000000, "trigger EV's acked_sent_ns");
+	ASSERT_EQ(ev_ctr(0).acked_sent_ns, 0, "lost EV: nothing acked on it");
+
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "lost EV: ASSUMED_BAD");
+	ASSERT_EQ(evs.ev[0].flags, 0, "lost EV: ACTIVE cleared, not OWED");
+	ASSERT_EQ(evs.ev[0].plane, 1, "lost EV: plane kept");
+	ASSERT_EQ(evs.ev[2].flags, MRC_EV_F_ACTIVE, "GOOD backup of plane 1 activated");
+	ASSERT_EQ(evs.ev[2].state, MRC_EV_GOOD, "activated backup stays GOOD");
+	ASSERT_EQ(evs.ev[1].flags, 0, "backup of plane 2 not taken");
+	ASSERT_EQ(ev_word(&evs, 3), mrc_ev_word(1, MRC_EV_GOOD, MRC_EV_F_ACTIVE),
+		  "trigger EV untouched");
+	ASSERT_EQ(evs.n_down, 1, "n_down");
+	ASSERT_EQ(active_on_plane(&evs, 4, 1), 2, "plane 1 keeps two ACTIVE EVs");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 0, 0xA0, 1, 7, MRC_EVR_LOSS, 1010, t0, t1);
+	expect_ctl(&want_ctl);
+
+	/* Another of its packets (1030) lost the same way: nothing new. */
+	s.bitmap = 0x7FFFFFFEULL & ~(1ULL << 20);	/* 1011..1040 but 1030 */
+	put_rec(1030, 0, 1, 0, sent);
+	put_rec(1040, 3, 1, 0, sent + 2000000);
+	s.psn = 1040;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1, "the second loss is still reported (resend)");
+	expect_event(0, MRC_EVT_LOSS, 0, 1030, 0xA0, 0);
+	ASSERT_EQ(ev_ctr(0).losses, 2, "ev_stats[0].losses");
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
+		  "lost EV unchanged");
+	ASSERT_EQ(evs.ev[2].flags, MRC_EV_F_ACTIVE, "backup still ACTIVE");
+	ASSERT_EQ(evs.n_down, 1, "n_down stays 1");
+	ASSERT_EQ(drain_ev_events(), 0, "no second EV event");
+	expect_ctl(&want_ctl);
+}
+
+/*
+ * Per-EV overtaking (before the per-plane rule): one EV is one FIFO path,
+ * so a hole is lost as soon as a packet on the SAME EV sent more than
+ * MRC_EV_REORDER_NS later is SACKed, even though the plane's reorder
+ * window (srtt 8 ms / 8 = 1 ms) is far larger. A packet on the same EV
+ * sent exactly MRC_EV_REORDER_NS later, or on another EV of the plane
+ * within the plane window, does not overtake. SACKs raise the trigger EV's
+ * acked_sent_ns (never lower it). The triggers are resends: no RTT sample
+ * moves srtt.
+ */
+static void test_xdp_ev_reorder_rule(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1), ACT(0xA1, 1), BAK(0xB1, 1, MRC_EV_GOOD),
+	};
+	struct sack_spec s = sspec(1009, 0x7FEULL);	/* hole 1010 */
+	struct mrc_qp_evs evs;
+	__u64 t0, a, b;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 3, NULL);
+	set_wide_windows();
+	t0 = mono_ns() - 5000000;
+	put_rec(1010, 0, 1, 0, t0);
+
+	/* Another EV of the plane, 0.5 ms later: inside the plane window. */
+	put_rec(1018, 1, 1, MRC_BTH_F_RETX, t0 + 500000);
+	s.psn = 1018;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 2, "completions only: other EV within the plane window");
+	ASSERT_EQ(ev_ctr(1).acked_sent_ns, t0 + 500000, "ev_stats[1].acked_sent_ns");
+
+	/* Same EV, exactly MRC_EV_REORDER_NS later: not past the slack. */
+	put_rec(1019, 0, 1, MRC_BTH_F_RETX, t0 + MRC_EV_REORDER_NS);
+	s.psn = 1019;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 0, "same EV within MRC_EV_REORDER_NS: no loss");
+	ASSERT_EQ(ev_ctr(0).acked_sent_ns, t0 + MRC_EV_REORDER_NS,
+		  "ev_stats[0].acked_sent_ns updated by the SACK");
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_GOOD, "EV still GOOD");
+
+	/* An older packet's SACK does not move acked_sent_ns back. */
+	put_rec(1017, 0, 1, MRC_BTH_F_RETX, t0 + 1000);
+	s.psn = 1017;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 0, "still no loss");
+	ASSERT_EQ(ev_ctr(0).acked_sent_ns, t0 + MRC_EV_REORDER_NS,
+		  "acked_sent_ns only grows");
+
+	/* Same EV, 1 us more: the hole is lost, the EV demoted. */
+	put_rec(1020, 0, 1, MRC_BTH_F_RETX, t0 + MRC_EV_REORDER_NS + 1000);
+	s.psn = 1020;
+	a = mono_ns();
+	run_sack(&s, &r);
+	b = mono_ns();
+	ASSERT_EQ(drain_events(), 1, "lost by the per-EV rule");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	ASSERT_EQ(ev_ctr(0).acked_sent_ns, t0 + MRC_EV_REORDER_NS + 1000,
+		  "ev_stats[0].acked_sent_ns");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
+	ASSERT_EQ(tx.srtt_ns, 8000000, "resends took no RTT sample");
+	/* The plane rule alone would not have fired: 0.5 ms < ~1 ms. */
+	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 500000,
+		  "plane 1: newest acked send time, inside the plane window");
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "EV demoted");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_LOSS, 1010, a, b);
+}
+
+/*
+ * Demoting an ACTIVE EV whose plane has no GOOD backup (only a backup of
+ * another plane and a SKIP one of its own) clears ACTIVE and sets OWED: it
+ * gets its place back when it recovers. No backup is activated. A backup
+ * (not ACTIVE) that loses a packet is demoted without OWED and activates
+ * nothing either.
+ */
+static void test_xdp_demote_no_backup_owed(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1),				/* 0: loses 1010 */
+		ACT(0xA1, 1),
+		BAK(0xB2, 2, MRC_EV_GOOD),		/* 2: other plane; loses 1011 */
+		BAK(0xB1, 1, MRC_EV_SKIP),		/* 3: not GOOD */
+		BAK(0xB3, 2, MRC_EV_GOOD),		/* 4: plane 2 spare */
+	};
+	struct sack_spec s = sspec(1009, 0x7FCULL);	/* holes 1010, 1011 */
+	struct mrc_ctl_stats want_ctl = { .ev_events = 2 };
+	struct mrc_qp_evs evs;
+	__u64 t0, t1;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 5, NULL);
+	set_evs_meta(3, 1, 0);
+	/* Sent 10 ms ago, no RTT known: past the give-up window. */
+	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
+	put_rec(1011, 2, 2, 0, mono_ns() - 10000000);
+	s.psn = 1020;
+	t0 = mono_ns();
+	run_sack(&s, &r);
+	t1 = mono_ns();
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xB2, 0);
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, MRC_EV_F_OWED),
+		  "ACTIVE EV without a backup: ASSUMED_BAD, ACTIVE cleared, OWED");
+	ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(2, MRC_EV_ASSUMED_BAD, 0),
+		  "demoted backup: no OWED");
+	ASSERT_EQ(evs.ev[3].flags, 0, "SKIP backup not activated");
+	ASSERT_EQ(evs.ev[4].flags, 0, "other plane's backup not activated");
+	ASSERT_EQ(evs.ev[1].flags, MRC_EV_F_ACTIVE, "bystander ACTIVE");
+	ASSERT_EQ(evs.n_down, 2, "n_down");
+	ASSERT_EQ(drain_ev_events(), 2, "two EV events");
+	expect_ev_event(0, 0, 0xA0, 1, 3, MRC_EVR_LOSS, 1010, t0, t1);
+	expect_ev_event(1, 2, 0xB2, 2, 3, MRC_EVR_LOSS, 1011, t0, t1);
+	expect_ctl(&want_ctl);
+}
+
+/*
+ * ev_min_active: with 3 entries and min_active 2, the first loss demotes
+ * (2 usable left), the second, on another EV, is refused: that EV stays
+ * GOOD and ACTIVE, ctl_stats.demote_refused counts it, no EV event is
+ * written, n_down stays 1; its lost packet is still reported for resend.
+ */
+static void test_xdp_demote_min_active(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1), ACT(0xA1, 1), ACT(0xA2, 1),
+	};
+	struct sack_spec s = sspec(1009, 0x7FCULL);	/* holes 1010, 1011 */
+	struct mrc_ctl_stats want_ctl = { .ev_events = 1, .demote_refused = 1 };
+	struct mrc_qp_evs evs;
+	__u64 t0, t1;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 3, NULL);
+	set_evs_meta(9, 2, 0);
+	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
+	put_rec(1011, 1, 1, 0, mono_ns() - 10000000);
+	s.psn = 1020;
+	t0 = mono_ns();
+	run_sack(&s, &r);
+	t1 = mono_ns();
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 4, "both losses reported, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xA1, 0);
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 2, "qp_stats.losses");
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "first loss demotes");
+	ASSERT_EQ(ev_word(&evs, 1), mrc_ev_word(1, MRC_EV_GOOD, MRC_EV_F_ACTIVE),
+		  "second loss refused: GOOD and ACTIVE");
+	ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(1, MRC_EV_GOOD, MRC_EV_F_ACTIVE),
+		  "bystander untouched");
+	ASSERT_EQ(evs.n_down, 1, "n_down");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 0, 0xA0, 1, 9, MRC_EVR_LOSS, 1010, t0, t1);
+	expect_ctl(&want_ctl);
+
+	/* Every further loss on a usable EV is refused and counted. */
+	s = sspec(1020, 0x7FEULL);			/* hole 1021 */
+	put_rec(1021, 2, 1, 0, mono_ns() - 10000000);
+	s.psn = 1031;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1, "loss reported");
+	expect_event(0, MRC_EVT_LOSS, 0, 1021, 0xA2, 0);
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[2].state, MRC_EV_GOOD, "third EV stays GOOD");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV event");
+	want_ctl.demote_refused = 2;
+	expect_ctl(&want_ctl);
+}
+
+/*
+ * M = ALWAYS_SKIP (the receiver's verdict) on a SACK demotes the trigger's
+ * EV with reason ALWAYS_SKIP and the trigger PSN; a backup of its plane
+ * takes its place. It is no ECN echo: ecn and marks_in_row do not count
+ * it. M = SKIP_ONCE still only sets SKIP (no demotion, no EV event), and a
+ * further ALWAYS_SKIP on the demoted EV writes nothing.
+ */
+static void test_xdp_always_skip_demotes(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1), BAK(0xB1, 1, MRC_EV_GOOD), ACT(0xA2, 1),
+	};
+	struct mrc_ctl_stats want_ctl = { .ev_events = 1 };
+	struct mrc_ev_counters c;
+	struct mrc_qp_evs evs;
+	__u64 t0, t1;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 3, NULL);
+	set_evs_meta(4, 1, 0);
+	put_rec(1010, 0, 1, 0, mono_ns());
+	t0 = mono_ns();
+	run_trigger_sack(1010, MRC_M_ALWAYS_SKIP, &r);
+	t1 = mono_ns();
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 0, "no context events (nothing acked or lost)");
+	c = ev_ctr(0);
+	ASSERT_EQ(c.acked, 1, "ev_stats[0].acked");
+	ASSERT_EQ(c.ecn, 0, "ALWAYS_SKIP is not counted as ECN");
+	ASSERT_EQ(c.marks_in_row, 0, "nor as a mark");
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
+		  "ALWAYS_SKIP: ASSUMED_BAD, out of the rotation");
+	ASSERT_EQ(evs.ev[1].flags, MRC_EV_F_ACTIVE, "backup took its place");
+	ASSERT_EQ(evs.n_down, 1, "n_down");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 0, 0xA0, 1, 4, MRC_EVR_ALWAYS_SKIP, 1010, t0, t1);
+	expect_ctl(&want_ctl);
+
+	/* SKIP_ONCE: a turn skipped, nothing more. */
+	put_rec(1011, 2, 1, 0, mono_ns());
+	run_trigger_sack(1011, MRC_M_SKIP_ONCE, &r);
+	c = ev_ctr(2);
+	ASSERT_EQ(c.ecn, 1, "SKIP_ONCE counts ECN");
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(1, MRC_EV_SKIP, MRC_EV_F_ACTIVE),
+		  "SKIP_ONCE: SKIP, still ACTIVE");
+	ASSERT_EQ(evs.n_down, 1, "n_down unchanged");
+
+	/* The verdict again on the demoted EV. */
+	run_trigger_sack(1010, MRC_M_ALWAYS_SKIP, &r);
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
+		  "demoted EV unchanged");
+	ASSERT_EQ(evs.n_down, 1, "n_down unchanged");
+	ASSERT_EQ(drain_ev_events(), 0, "no further EV events");
+	expect_ctl(&want_ctl);
+
+	/*
+	 * The verdict rides on a NACK too (here a mid-path trim): the NACKed
+	 * PSN's EV is demoted with reason ALWAYS_SKIP, the loss reported.
+	 */
+	{
+		struct hdrs h = rx4();
+		__u8 pkt[PKT_MAX];
+		size_t len;
+
+		put_rec(1012, 2, 1, 0, mono_ns());
+		len = nack_frame(pkt, &h, QPN, 1012, RX_CACK, MRC_NACK_TRIMMED);
+		pkt[l4_off(pkt) + UDP_LEN + BTH_LEN + offsetof(struct mrc_nackh, m)] =
+			MRC_M_ALWAYS_SKIP;
+		udp_csum_fill(pkt);
+		t0 = mono_ns();
+		run_xdp(pkt, len, &r);
+		t1 = mono_ns();
+		expect_xdp_drop(&r);
+		ASSERT_EQ(drain_events(), 1, "the NACK's loss is reported");
+		expect_event(0, MRC_EVT_LOSS, 0, 1012, ACK_EV, MRC_NACK_TRIMMED);
+		get_evs(&evs);
+		ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, MRC_EV_F_OWED),
+			  "NACK with ALWAYS_SKIP: ASSUMED_BAD (no backup left: OWED)");
+		ASSERT_EQ(evs.n_down, 2, "n_down");
+		ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+		expect_ev_event(0, 2, 0xA2, 1, 4, MRC_EVR_ALWAYS_SKIP, 1012, t0, t1);
+		want_ctl.ev_events = 2;
+		expect_ctl(&want_ctl);
+	}
+}
+
+/*
+ * mrc_ev_events full (256 KiB: 6553 records of 8 + 32 bytes): further
+ * demotions still happen, their events are counted in
+ * ctl_stats.ev_events_lost, never waited for; drained, the ring takes
+ * events again.
+ */
+static void test_xdp_ev_events_ring_full(void)
+{
+	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), ACT(0xA1, 1) };
+	const __u32 fits = MRC_EV_EVENTS_BYTES / (8 + sizeof(struct mrc_ev_event));
+	const __u32 runs = fits + 5;
+	struct mrc_ctl_stats want = { .ev_events = fits, .ev_events_lost = runs - fits };
+	struct mrc_qp_evs evs;
+	__u32 i;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	put_rec(1010, 0, 1, 0, mono_ns());
+	for (i = 0; i < runs; i++) {
+		/* EV 0 back to GOOD and ACTIVE, then the verdict again. */
+		evs_buf.ev[0] = (struct mrc_ev_entry)ACT(0xA0, 1);
+		evs_buf.n_down = 0;
+		put_evs(&evs_buf);
+		run_trigger_sack(1010, MRC_M_ALWAYS_SKIP, &r);
+		if (r.err || r.ret != XDP_DROP) {
+			expect_xdp_drop(&r);
+			return;
+		}
+	}
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "last demotion done (ring full)");
+	ASSERT_EQ(evs.n_down, 1, "n_down");
+	expect_ctl(&want);
+	ASSERT_EQ(drain_ev_events(), fits, "events that fit");
+	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_ALWAYS_SKIP, 1010, 0, ~0ULL);
+	/* Drained, it takes events again. */
+	evs_buf.ev[0] = (struct mrc_ev_entry)ACT(0xA0, 1);
+	evs_buf.n_down = 0;
+	put_evs(&evs_buf);
+	run_trigger_sack(1010, MRC_M_ALWAYS_SKIP, &r);
+	ASSERT_EQ(drain_ev_events(), 1, "event after draining");
+	want.ev_events++;
+	expect_ctl(&want);
+}
+
+/*
+ * A NACK is no evidence that the path failed: TRIMMED is congestion (the
+ * EV skips a turn), the other loss reasons say nothing about the path.
+ * None demotes, however old the PSN; the loss is reported for resend.
+ */
+static void test_xdp_nack_no_demote(void)
+{
+	static const __u8 reasons[] = {
+		MRC_NACK_TRIMMED, MRC_NACK_TRIMMED_LASTHOP, MRC_NACK_NO_BITMAP,
+		MRC_NACK_NO_PKT_BUFFER, MRC_NACK_NO_RESOURCE, MRC_NACK_PSN_OOR_WINDOW,
+	};
+	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), BAK(0xB1, 1, MRC_EV_GOOD) };
+	struct mrc_qp_evs evs;
+	size_t i;
+	struct run r;
+
+	for (i = 0; i < sizeof(reasons); i++) {
+		int before = test_state.failed;
+
+		setup_table(MRC_EVF_UDP, tab, 2, NULL);
+		put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
+		run_nack(1010, RX_CACK, reasons[i], &r);
+		expect_xdp_drop(&r);
+		ASSERT_EQ(drain_events(), 1, "the loss is reported");
+		expect_event(0, MRC_EVT_LOSS, 0, 1010, ACK_EV, reasons[i]);
+		get_evs(&evs);
+		ASSERT_EQ(ev_word(&evs, 0),
+			  mrc_ev_word(1, reasons[i] == MRC_NACK_TRIMMED ? MRC_EV_SKIP :
+				      MRC_EV_GOOD, MRC_EV_F_ACTIVE),
+			  "NACKed EV not demoted (TRIMMED: SKIP)");
+		ASSERT_EQ(evs.ev[1].flags, 0, "backup not activated");
+		ASSERT_EQ(evs.n_down, 0, "n_down");
+		ASSERT_EQ(drain_ev_events(), 0, "no EV event");
+		expect_ctl(&(struct mrc_ctl_stats){ 0 });
+		if (test_state.failed != before)
+			fprintf(stderr, "  (reason 0x%02x)\n", reasons[i]);
+	}
+}
+
+/*
+ * Only usable entries (GOOD, SKIP) are demoted: losses on DENIED and
+ * ASSUMED_BAD entries leave their word alone, activate no backup, write
+ * no EV event and do not count in n_down; a SKIP entry is demoted (its
+ * place goes to the first GOOD backup of its plane, only one is taken).
+ */
+static void test_xdp_demote_only_usable(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT_S(0xA0, 1, MRC_EV_DENIED),		/* 0: loses 1010 */
+		ACT_S(0xA1, 1, MRC_EV_ASSUMED_BAD),	/* 1: loses 1011 */
+		ACT_S(0xA2, 1, MRC_EV_SKIP),		/* 2: loses 1012 */
+		BAK(0xB3, 1, MRC_EV_GOOD),
+		BAK(0xB4, 1, MRC_EV_GOOD),
+		ACT(0xA5, 1),
+	};
+	/* Bit i = PSN 1010 + i: 1013..1020 acked, holes 1010..1012. */
+	struct sack_spec s = sspec(1009, 0x7F8ULL);
+	struct mrc_ctl_stats want_ctl = { .ev_events = 1 };
+	struct mrc_qp_evs evs;
+	__u64 t0, t1;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 6, NULL);
+	set_evs_meta(5, 1, 2);
+	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
+	put_rec(1011, 1, 1, 0, mono_ns() - 10000000);
+	put_rec(1012, 2, 1, 0, mono_ns() - 10000000);
+	s.psn = 1020;
+	t0 = mono_ns();
+	run_sack(&s, &r);
+	t1 = mono_ns();
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 5, "three losses, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xA1, 0);
+	expect_event(2, MRC_EVT_LOSS, 0, 1012, 0xA2, 0);
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_DENIED, MRC_EV_F_ACTIVE),
+		  "DENIED entry untouched");
+	ASSERT_EQ(ev_word(&evs, 1), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, MRC_EV_F_ACTIVE),
+		  "ASSUMED_BAD entry untouched");
+	ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
+		  "SKIP entry demoted");
+	ASSERT_EQ(evs.ev[3].flags, MRC_EV_F_ACTIVE, "first GOOD backup took its place");
+	ASSERT_EQ(evs.ev[4].flags, 0, "only one backup taken");
+	ASSERT_EQ(evs.n_down, 3, "n_down counts the SKIP entry only");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 2, 0xA2, 1, 5, MRC_EVR_LOSS, 1012, t0, t1);
+	expect_ctl(&want_ctl);
+}
+
+/* ====================================================================== */
+/* Tests: endpoint control (EV probes, port status)                       */
+/* ====================================================================== */
+
+/* An endpoint control packet: BTH (QP 0, PSN 0) + struct mrc_eph. */
+struct ep_spec {
+	__u8	opcode;		/* MRC_OP_EP_REQUEST / MRC_OP_EP_RESPONSE */
+	__u8	kind, plane, status, flags;
+	__u32	req_id;		/* opaque: written big-endian */
+	__u32	ev;		/* network order, as TC reads it */
+	__u16	reply_port;	/* network order */
+	__u32	service_ns;	/* host order, as XDP writes it */
+	__u64	t_tx_ns, t_rx_ns;	/* host order (bpf_ktime_get_ns) */
+};
+
+#define EPH_LEN		((size_t)sizeof(struct mrc_eph))
+#define EPH_OFF(pkt)	(l4_off(pkt) + UDP_LEN + BTH_LEN)
+#define EPH_AT(pkt, f)	((pkt) + EPH_OFF(pkt) + offsetof(struct mrc_eph, f))
+
+static size_t build_eph(__u8 *m, const struct ep_spec *e)
+{
+	size_t n = put_bth(m, e->opcode, 0, 0, 0);
+	__u8 *h = m + n;
+
+	memset(h, 0, EPH_LEN);
+	h[offsetof(struct mrc_eph, kind)] = e->kind;
+	h[offsetof(struct mrc_eph, plane)] = e->plane;
+	h[offsetof(struct mrc_eph, status)] = e->status;
+	h[offsetof(struct mrc_eph, flags)] = e->flags;
+	put32(h + offsetof(struct mrc_eph, req_id), e->req_id);
+	put32(h + offsetof(struct mrc_eph, ev), e->ev);
+	put16(h + offsetof(struct mrc_eph, reply_port), e->reply_port);
+	memcpy(h + offsetof(struct mrc_eph, service_ns), &e->service_ns, 4);
+	memcpy(h + offsetof(struct mrc_eph, t_tx_ns), &e->t_tx_ns, 8);
+	memcpy(h + offsetof(struct mrc_eph, t_rx_ns), &e->t_rx_ns, 8);
+	return n + EPH_LEN;
+}
+
+static size_t ep_frame(__u8 *buf, const struct hdrs *h, const struct ep_spec *e)
+{
+	__u8 m[128];
+	size_t mlen = build_eph(m, e);
+
+	return build_udp(h, m, mlen, buf);
+}
+
+static __u64 get_ne64(const __u8 *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static __u32 get_ne32(const __u8 *p)
+{
+	__u32 v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* An EV probe request as it arrives at the responder (from the peer). */
+static struct ep_spec probe_req(void)
+{
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_EV_PROBE, .plane = 1,
+		.req_id = 0x11223344, .ev = 0xABCD1234, .reply_port = LOCAL_SPORT,
+		.t_tx_ns = 0x0123456789ABCDEFull,
+	};
+	return e;
+}
+
+/* ... as mrcd's socket sends it (before TC). */
+static struct ep_spec probe_out(__u32 ev, __u8 flags)
+{
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_EV_PROBE, .plane = 2,
+		.flags = flags, .req_id = 0xCAFEF00D, .ev = ev,
+	};
+	return e;
+}
+
+/*
+ * The responder answers an EV probe in place: XDP_TX with MACs and IP
+ * addresses swapped, UDP ports unchanged (so the answer crosses the
+ * fabric on the EV's return path), opcode EP_RESPONSE, req_id/ev/
+ * reply_port/t_tx_ns echoed, service_ns filled (< 1 s) and a valid UDP
+ * checksum; IPv4 and IPv6; counted in ctl_stats.probes_answered. The
+ * request need not come from a known QP peer (dqpn 0). With an IPv4 UDP
+ * checksum of 0 ("none") the answer keeps 0.
+ */
+static void test_ep_probe_answered(void)
+{
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_ctl_stats want = {};
+	size_t len, l3, l4;
+	int v6, zero;
+	struct run r;
+
+	setup_qp(1);
+	for (zero = 0; zero < 2; zero++) {
+		for (v6 = 0; v6 < 2; v6++) {
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+			int before = test_state.failed;
+			__u32 service;
+
+			if (zero && v6)
+				continue;
+			h.sport = 0x1234;
+			h.zero_csum = zero;
+			len = ep_frame(pkt, &h, &e);
+			l3 = ETH_LEN;
+			l4 = l4_off(pkt);
+			if (!zero && !ASSERT_TRUE(udp_csum_ok(pkt), "input UDP checksum valid"))
+				return;
+			run_xdp(pkt, len, &r);
+			if (!ASSERT_EQ(r.err, 0, "test_run") ||
+			    !ASSERT_EQ(r.ret, XDP_TX, "verdict XDP_TX") ||
+			    !ASSERT_EQ(r.out_len, len, "output length"))
+				return;
+			/* The frame we expect, but for service_ns and the checksum. */
+			memcpy(exp, pkt, len);
+			memcpy(exp, pkt + 6, 6);
+			memcpy(exp + 6, pkt, 6);
+			if (v6) {
+				memcpy(exp + l3 + 8, pkt + l3 + 24, 16);
+				memcpy(exp + l3 + 24, pkt + l3 + 8, 16);
+			} else {
+				memcpy(exp + l3 + 12, pkt + l3 + 16, 4);
+				memcpy(exp + l3 + 16, pkt + l3 + 12, 4);
+			}
+			exp[l4 + UDP_LEN] = MRC_OP_EP_RESPONSE;
+			memcpy(EPH_AT(exp, service_ns), EPH_AT(r.out, service_ns), 4);
+			memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+			ASSERT_MEM_EQ(r.out, exp, len,
+				      "MACs and addresses swapped, opcode EP_RESPONSE, rest echoed");
+			ASSERT_EQ(get16(r.out + l4), 0x1234, "UDP sport (the EV) unchanged");
+			ASSERT_EQ(get16(r.out + l4 + 2), MRC_UDP_PORT_DEFAULT, "UDP dport unchanged");
+			ASSERT_EQ(get32(EPH_AT(r.out, req_id)), 0x11223344, "req_id echoed");
+			ASSERT_EQ(get32(EPH_AT(r.out, ev)), 0xABCD1234, "ev echoed");
+			service = get_ne32(EPH_AT(r.out, service_ns));
+			ASSERT_TRUE(service < 1000000000u, "service_ns < 1 s");
+			if (!v6)
+				ASSERT_TRUE(ipv4_csum_ok(r.out), "IPv4 header checksum valid");
+			if (zero)
+				ASSERT_EQ(get16(r.out + l4 + 6), 0, "absent checksum stays 0");
+			else
+				ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid after answering");
+			want.probes_answered++;
+			expect_ctl(&want);
+			expect_drops(&no_drops);
+			if (test_state.failed != before) {
+				fprintf(stderr, "  (ipv6 %d, zero checksum %d)\n", v6, zero);
+				return;
+			}
+		}
+	}
+	/* A stale service_ns in the request is overwritten, the sum kept right. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.service_ns = 0xFFFFFFFFu;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_TX, "verdict XDP_TX (stale service_ns)");
+		ASSERT_TRUE(get_ne32(EPH_AT(r.out, service_ns)) < 1000000000u,
+			    "service_ns rewritten");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid (stale service_ns)");
+	}
+	ASSERT_EQ(drain_events(), 0, "no context events");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * The answer to one of our probes: XDP stamps t_rx_ns (now, host clock)
+ * and steers it to reply_port (mrcd's probing socket), XDP_PASS, with a
+ * valid UDP checksum and nothing else changed; ctl_stats.probe_responses.
+ * reply_port 0 (nobody to give it to) or a response of another kind is
+ * dropped and counted in ep_dropped.
+ */
+static void test_ep_probe_response(void)
+{
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_ctl_stats want = {};
+	size_t len, l4;
+	__u64 t0, t1, trx;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+		struct ep_spec e = probe_req();
+		int before = test_state.failed;
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 40404;
+		e.service_ns = 1234;
+		h.sport = 0x1234;
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		t0 = mono_ns();
+		run_xdp(pkt, len, &r);
+		t1 = mono_ns();
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4 + 2), 40404, "steered to reply_port");
+		trx = get_ne64(EPH_AT(r.out, t_rx_ns));
+		ASSERT_TRUE(trx >= t0 && trx <= t1, "t_rx_ns within the test's window");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid");
+		memcpy(exp, pkt, len);
+		put16(exp + l4 + 2, 40404);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		memcpy(EPH_AT(exp, t_rx_ns), EPH_AT(r.out, t_rx_ns), 8);
+		ASSERT_MEM_EQ(r.out, exp, len, "only dport, t_rx_ns and checksum changed");
+		want.probe_responses++;
+		expect_ctl(&want);
+		if (test_state.failed != before) {
+			fprintf(stderr, "  (ipv6 %d)\n", v6);
+			return;
+		}
+	}
+	/* IPv4 without a checksum: stays without. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 40404;
+		h.zero_csum = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 6), 0, "absent checksum stays 0");
+		want.probe_responses++;
+		expect_ctl(&want);
+	}
+	/* No reply port; a response that is not an EV probe. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 0;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		expect_ctl(&want);
+		e.reply_port = 40404;
+		e.kind = MRC_EP_PORT_STATUS;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		expect_ctl(&want);
+	}
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * A peer's port status request goes to our mrcd at mrc_cfg.agent_port
+ * (XDP_PASS, only dport and checksum changed, checksum valid,
+ * ctl_stats.port_status_rx); without an agent (agent_port 0) it is
+ * dropped and counted in ep_dropped.
+ */
+static void test_ep_port_status(void)
+{
+	struct mrc_global_cfg cfg = { .agent_port = 45454 };
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_PORT_STATUS, .plane = 2,
+		.status = 0, .req_id = 77,
+	};
+	struct mrc_ctl_stats want = { .ep_dropped = 1 };
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	size_t len, l4;
+	__u32 zero = 0;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	{
+		struct hdrs h = rx4();
+
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		expect_ctl(&want);
+	}
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cfg), &zero, &cfg, BPF_ANY), 0,
+		  "set mrc_cfg.agent_port");
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		run_xdp(pkt, len, &r);
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4 + 2), 45454, "steered to agent_port");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid");
+		memcpy(exp, pkt, len);
+		put16(exp + l4 + 2, 45454);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		ASSERT_MEM_EQ(r.out, exp, len, "only dport and checksum changed");
+		want.port_status_rx++;
+		expect_ctl(&want);
+	}
+	/* ... also when the MRC port is configured (agent_port is its own). */
+	cfg.udp_port = 5000;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cfg), &zero, &cfg, BPF_ANY), 0,
+		  "set mrc_cfg.udp_port");
+	{
+		struct hdrs h = rx4();
+
+		h.dport = 5000;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS (port 5000)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 2), 45454, "steered to agent_port");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid (port 5000)");
+		want.port_status_rx++;
+		expect_ctl(&want);
+	}
+}
+
+/*
+ * Malformed or unserved endpoint packets are dropped and counted in
+ * ctl_stats.ep_dropped, never answered: a UDP payload shorter than
+ * BTH + 40 (frame cut, or UDP length cut), a bare BTH, an unknown kind.
+ */
+static void test_ep_malformed(void)
+{
+	static const __u8 kinds[] = { 0, 3, 0x81, 0xFF };
+	struct ep_spec e = probe_req();
+	struct mrc_ctl_stats want = {};
+	struct hdrs h = rx4();
+	__u8 pkt[PKT_MAX], m[128];
+	size_t mlen, len, i;
+	struct run r;
+
+	setup_qp(1);
+	mlen = build_eph(m, &e);
+	/* The frame ends one byte short of the header. */
+	len = build_udp(&h, m, mlen - 1, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped++;
+	expect_ctl(&want);
+	/* The whole header is there, the UDP length says one byte less. */
+	len = build_udp(&h, m, mlen, pkt);
+	set_udp_len(pkt, (__u16)(UDP_LEN + BTH_LEN + EPH_LEN - 1));
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped++;
+	expect_ctl(&want);
+	/* Requests and responses with nothing after the BTH. */
+	len = build_udp(&h, m, BTH_LEN, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	m[0] = MRC_OP_EP_RESPONSE;
+	len = build_udp(&h, m, BTH_LEN, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped += 2;
+	expect_ctl(&want);
+	/* Unknown kinds. */
+	for (i = 0; i < sizeof(kinds); i++) {
+		e = probe_req();
+		e.kind = kinds[i];
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+	}
+	expect_ctl(&want);
+	ASSERT_EQ(drain_events(), 0, "no context events");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * TC stamps an outgoing EV probe: UDP sport = the EV's low 16 bits (STEV
+ * flag on IPv6: high 16 bits in the flow label's low 16, as for DATA),
+ * reply_port = the socket's port (33333, network order), t_tx_ns = now,
+ * the UDP checksum fully correct (the test skb has no checksum offload),
+ * nothing else changed; ctl_stats.probes_stamped. No QP is needed. A port
+ * status request leaves untouched.
+ */
+static void test_tc_stamp_probe(void)
+{
+	static const struct { int ipv6; __u32 ev; __u8 flags; __u32 word0; } cases[] = {
+		{ 0, 0xBEEF, 0, 0 },
+		{ 1, 0xBEEF, 0, 0x60057777 },
+		{ 1, 0xABCD2222, MRC_EPH_F_STEV, 0x6005ABCD },
+		{ 0, 0xABCD2222, MRC_EPH_F_STEV, 0 },		/* IPv4: port only */
+		{ 1, 0xABCD2222, 0, 0x60057777 },		/* no flag: port only */
+	};
+	struct mrc_ctl_stats want = {};
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	size_t c, len, l4;
+	__u64 t0, t1, ttx;
+	struct run r;
+
+	setup_qp(1);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct hdrs h = cases[c].ipv6 ? tx6() : tx4();
+		struct ep_spec e = probe_out(cases[c].ev, cases[c].flags);
+		int before = test_state.failed;
+
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		t0 = mono_ns();
+		run_tc(pkt, len, &r);
+		t1 = mono_ns();
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, TC_ACT_OK, "verdict TC_ACT_OK") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4), (__u16)cases[c].ev, "UDP sport = EV low 16 bits");
+		ASSERT_EQ(get16(EPH_AT(r.out, reply_port)), LOCAL_SPORT,
+			  "reply_port = the socket's port (network order)");
+		ttx = get_ne64(EPH_AT(r.out, t_tx_ns));
+		ASSERT_TRUE(ttx >= t0 && ttx <= t1, "t_tx_ns within the test's window");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid after stamping");
+		if (cases[c].ipv6)
+			ASSERT_EQ(get32(r.out + ETH_LEN), cases[c].word0,
+				  "IPv6 word 0 (flow label)");
+		memcpy(exp, pkt, len);
+		put16(exp + l4, (__u16)cases[c].ev);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		put16(EPH_AT(exp, reply_port), LOCAL_SPORT);
+		memcpy(EPH_AT(exp, t_tx_ns), EPH_AT(r.out, t_tx_ns), 8);
+		if (cases[c].ipv6)
+			put32(exp + ETH_LEN, cases[c].word0);
+		ASSERT_MEM_EQ(r.out, exp, len, "nothing else changed");
+		want.probes_stamped++;
+		expect_ctl(&want);
+		if (test_state.failed != before) {
+			fprintf(stderr, "  (ipv6 %d, ev 0x%08x, flags %u)\n", cases[c].ipv6,
+				cases[c].ev, cases[c].flags);
+			return;
+		}
+	}
+	/* IPv4 without a UDP checksum: stays without. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+
+		h.zero_csum = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_tc(pkt, len, &r);
+		ASSERT_EQ(r.ret, TC_ACT_OK, "verdict TC_ACT_OK (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt)), 0xBEEF, "sport stamped (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 6), 0, "absent checksum stays 0");
+		want.probes_stamped++;
+		expect_ctl(&want);
+	}
+	/* Port status: as mrcd sent it. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+
+		e.kind = MRC_EP_PORT_STATUS;
+		e.status = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_tc(pkt, len, &r);
+		expect_untouched(&r, pkt, len, TC_ACT_OK);
+		expect_ctl(&want);
+	}
+	/* A request cut short of its header: left alone, not stamped. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+		__u8 m[128];
+		size_t mlen = build_eph(m, &e);
+
+		len = build_udp(&h, m, mlen - 1, pkt);
+		run_tc(pkt, len, &r);
+		expect_untouched(&r, pkt, len, TC_ACT_OK);
+		expect_ctl(&want);
+	}
+}
+
+/* ====================================================================== */
 /* Information: cost of one SACK                                          */
 /* ====================================================================== */
 
@@ -3790,6 +4906,7 @@ static void remove_pin_dir(void)
 static void cleanup(void)
 {
 	free_ring();
+	free_ev_ring();
 	if (skel) {
 		struct bpf_map *map;
 
@@ -3963,6 +5080,21 @@ int main(void)
 	RUN_TEST("mrc.xdp_rack_losses", test_xdp_rack_losses);
 	RUN_TEST("mrc.xdp_nack_trim_feedback", test_xdp_nack_trim_feedback);
 	RUN_TEST("mrc.xdp_nack_counts_ev_loss", test_xdp_nack_counts_ev_loss);
+	/* XDP: EV demotion and EV events */
+	RUN_TEST("mrc.xdp_loss_demotes_ev", test_xdp_loss_demotes_ev);
+	RUN_TEST("mrc.xdp_ev_reorder_rule", test_xdp_ev_reorder_rule);
+	RUN_TEST("mrc.xdp_demote_no_backup_owed", test_xdp_demote_no_backup_owed);
+	RUN_TEST("mrc.xdp_demote_min_active", test_xdp_demote_min_active);
+	RUN_TEST("mrc.xdp_always_skip_demotes", test_xdp_always_skip_demotes);
+	RUN_TEST("mrc.xdp_nack_no_demote", test_xdp_nack_no_demote);
+	RUN_TEST("mrc.xdp_demote_only_usable", test_xdp_demote_only_usable);
+	RUN_TEST("mrc.xdp_ev_events_ring_full", test_xdp_ev_events_ring_full);
+	/* Endpoint control: EV probes, port status */
+	RUN_TEST("mrc.ep_probe_answered", test_ep_probe_answered);
+	RUN_TEST("mrc.ep_probe_response", test_ep_probe_response);
+	RUN_TEST("mrc.ep_port_status", test_ep_port_status);
+	RUN_TEST("mrc.ep_malformed", test_ep_malformed);
+	RUN_TEST("mrc.tc_stamp_probe", test_tc_stamp_probe);
 	/* Information only */
 	RUN_TEST("mrc.perf_sack", test_perf_sack);
 	cleanup();
