@@ -69,7 +69,7 @@ MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS)) \
 LIBMRC    := $(BUILD)/libmrc.a
 
 PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
-	     $(BUILD)/mrcctl $(BUILD)/mrc-perf
+	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
 
@@ -149,6 +149,10 @@ $(BUILD)/obj/tools/%.o: tools/%.c
 $(BUILD)/mrc-perf: $(BUILD)/obj/tools/mrc-perf/mrc_perf.o $(LIBMRC) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(BUILD)/mrc-tcp-timeline: $(BUILD)/obj/tools/tcp-timeline/tcp_timeline.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 $(BUILD)/mrc-lab-traffic: $(BUILD)/obj/lab_traffic.o
 	$(call msg,LINK,$@)
