@@ -8,9 +8,15 @@
  * status. `ev expand` is pure computation and runs here. The protocol is
  * in lib/agent_ipc.h, the commands in lib/agent_cmds.c.
  *
+ * `events` and `probe` stream: their output comes as mrcd has it, for as
+ * long as it lasts. SIGINT or SIGTERM ends mrcctl quietly (status 0 for
+ * `events`, whose normal end that is; 130 otherwise), and so does a closed
+ * output pipe (`mrcctl events | head`).
+ *
  * usage: mrcctl [--pin-dir DIR] COMMAND [ARGS] [--json]
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +65,28 @@ static int parse_global(int argc, char **argv, struct global_opts *g)
 	return 0;
 }
 
+#define EXIT_INTERRUPTED	130
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* No SA_RESTART: the wait for mrcd's next message ends on the signal. */
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A closed stdout shows as a write error, handled where it happens. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
 static void not_running(const char *pin_dir, bool default_dir)
 {
 	fprintf(stderr, "mrcctl: mrcd is not running for %s: start it with "
@@ -80,11 +108,15 @@ static int forward(const struct global_opts *g, int argc, char **argv)
 		return AGENT_EXIT_FAIL;
 	}
 	res = agent_call(paths.sock_path, argc, argv, stdout, stderr, &status,
-			 err, sizeof(err));
+			 &stop_requested, err, sizeof(err));
 	fflush(stdout);
 	switch (res) {
 	case AGENT_CALL_OK:
 		return status;
+	case AGENT_CALL_INTERRUPTED:
+		return agent_cmd_is_events(argc, argv) ? 0 : EXIT_INTERRUPTED;
+	case AGENT_CALL_OUTPUT_CLOSED:
+		return 0;
 	case AGENT_CALL_NOT_RUNNING:
 		not_running(paths.pin_dir, default_dir);
 		break;
@@ -130,6 +162,13 @@ int main(int argc, char **argv)
 		return AGENT_EXIT_FAIL;
 	}
 	check.pin_dir = g.pin_dir;
+	catch_signals();
+	/* mrcd takes addresses only: names are looked up here. */
+	rc = agent_cmd_resolve_names(argc - g.first_word, argv + g.first_word, stderr);
+	if (rc) {
+		free(args);
+		return rc;
+	}
 	command_args(argc, argv, &g, args, &n);
 	rc = agent_cmd_run(&check, n, args, stdout, stderr, &done);
 	if (!rc && !done) {

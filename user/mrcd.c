@@ -11,6 +11,10 @@
  *     mrc_tc_tx to their clsact egress hook;
  *   - serves mrcctl on a Unix socket (lib/agent_ipc.h), from one poll loop
  *     with the signals, and never blocks on a client;
+ *   - keeps the paths healthy (lib/probe_engine.h): records EV events,
+ *     probes ASSUMED_BAD EVs back to GOOD, demotes the EVs of a plane whose
+ *     link goes down and tells the peers (port status), and sends the
+ *     probes of `mrcctl probe`, all from the same loop;
  *   - SIGTERM/SIGINT: undoes all of it and exits. SIGHUP: re-executes
  *     itself (same pid) and adopts what it left running.
  *
@@ -22,7 +26,8 @@
  * everything, whether an agent still runs or not.
  *
  * usage: mrcd --planes IF[,IF...] [--daemon] [--pin-dir DIR] [--port N]
- *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto] [-v]
+ *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto]
+ *             [--probe-successes N] [--probe-interval-ms MS] [-v]
  *        mrcd --detach [--pin-dir DIR]
  */
 #define _GNU_SOURCE
@@ -59,7 +64,10 @@
 #include "mrc/abi.h"
 #include "lib/agent_cmds.h"
 #include "lib/agent_ipc.h"
+#include "lib/ev_events.h"
+#include "lib/ev_state.h"
 #include "lib/parse.h"
+#include "lib/probe_engine.h"
 #include "mrc.skel.h"
 
 #define EXIT_RUNTIME	1
@@ -70,6 +78,8 @@
 #define XDP_SECTION	"xdp"
 #define ADOPT_OPT	"--adopt-fds="	/* internal: lock and socket fds of a re-exec */
 #define DETACH_WAIT_MS	15000		/* --detach: how long a stopping agent may take */
+#define PROBE_SUCCESSES_MAX	100
+#define PROBE_INTERVAL_MAX_MS	60000
 
 /*
  * Our filter's identity on a clsact hook ("MC"), so we only ever replace
@@ -108,6 +118,8 @@ struct options {
 	const char *pidfile;
 	const char *log_file;
 	__u16 port;
+	__u32 probe_successes;		/* answered probes that bring an EV back */
+	__u32 probe_interval_ms;	/* first probe after a demotion */
 	enum xdp_choice xdp_choice;
 	bool daemon;
 	bool detach;
@@ -115,12 +127,31 @@ struct options {
 	int inherited_listen_fd;
 };
 
-/* An mrcctl connection: waiting for its request, or being answered. */
+enum client_mode {
+	CLIENT_COMMAND,		/* one request, one reply */
+	CLIENT_EVENTS,		/* `mrcctl events`: EV events as they come */
+	CLIENT_PROBE,		/* `mrcctl probe`: lines as the probes end */
+};
+
+/*
+ * An mrcctl connection: waiting for its request, being answered, or a
+ * stream (until it ends, then it is answered with its exit status).
+ */
 struct client {
 	int fd;
 	long long deadline_ms;
 	bool replying;
 	struct agent_reply reply;
+	enum client_mode mode;
+	bool json;
+	bool blocked;			/* stream: socket full, wait for POLLOUT */
+	long long blocked_since_ms;
+	long long last_sent_ms;		/* stream: for the heartbeat */
+	uint64_t next_seq;		/* EVENTS: next event to send */
+	uint64_t left;			/* EVENTS --count: events still to send */
+	bool limited;			/* EVENTS: --count given */
+	struct pe_job *job;		/* PROBE */
+	size_t job_sent;		/* PROBE: output sent so far */
 };
 
 struct agent {
@@ -133,6 +164,8 @@ struct agent {
 	bool wrote_pidfile;
 	bool adopting;			/* found our pins: reuse, never wipe */
 	struct mrc *skel;
+	struct probe_engine *pe;
+	struct mrc_qp_evs *ev_tables;	/* mmapped, for ev deny/allow */
 	int listen_fd;
 	int sig_fd;
 	struct client clients[AGENT_MAX_CLIENTS];
@@ -167,11 +200,19 @@ static void usage(FILE *f)
 "  --pidfile FILE       write the agent's pid there\n"
 "  --log FILE           with --daemon: keep messages in FILE\n"
 "  --xdp-mode MODE      native, skb or auto (default auto)\n"
+"  --probe-successes N  answered probes in a row that bring an ASSUMED_BAD\n"
+"                       EV back to GOOD (1..%d, default %d)\n"
+"  --probe-interval-ms MS\n"
+"                       first probe of an ASSUMED_BAD EV, and the next after\n"
+"                       an unanswered one, this long after (1..%d, default %d;\n"
+"                       doubled for an EV that keeps failing, up to 32 x)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  -v, --verbose        say how each plane was attached\n"
 "Signals: TERM/INT stop and remove everything; HUP restarts in place\n"
 "(same pid), keeping the maps and live QPs.\n",
-		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT);
+		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT,
+		PROBE_SUCCESSES_MAX, MRC_PROBE_SUCCESSES_DEFAULT, PROBE_INTERVAL_MAX_MS,
+		PE_INTERVAL_MS_DEFAULT);
 }
 
 static long long now_ms(void)
@@ -312,6 +353,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{ "pidfile",  required_argument, NULL, 'f' },
 		{ "log",      required_argument, NULL, 'l' },
 		{ "xdp-mode", required_argument, NULL, 'm' },
+		{ "probe-successes", required_argument, NULL, 'S' },
+		{ "probe-interval-ms", required_argument, NULL, 'I' },
 		{ "detach",   no_argument,       NULL, 'X' },
 		{ "adopt-fds", required_argument, NULL, 'A' },
 		{ "verbose",  no_argument,       NULL, 'v' },
@@ -319,11 +362,13 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{}
 	};
 	const char *planes = NULL;
-	uint64_t port;
+	uint64_t port, v;
 	int c;
 
 	a->opt.pin_dir_arg = AGENT_PIN_DIR_DEFAULT;
 	a->opt.port = MRC_UDP_PORT_DEFAULT;
+	a->opt.probe_successes = MRC_PROBE_SUCCESSES_DEFAULT;
+	a->opt.probe_interval_ms = PE_INTERVAL_MS_DEFAULT;
 	a->opt.inherited_lock_fd = a->opt.inherited_listen_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -355,6 +400,22 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 				pr_err("--xdp-mode: '%s' is not native, skb or auto\n", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'S':
+			if (parse_u64(optarg, PROBE_SUCCESSES_MAX, &v) || !v) {
+				pr_err("--probe-successes: '%s' is not a number in 1..%d\n",
+				       optarg, PROBE_SUCCESSES_MAX);
+				return EXIT_USAGE;
+			}
+			a->opt.probe_successes = (__u32)v;
+			break;
+		case 'I':
+			if (parse_u64(optarg, PROBE_INTERVAL_MAX_MS, &v) || !v) {
+				pr_err("--probe-interval-ms: '%s' is not a number of ms in "
+				       "1..%d\n", optarg, PROBE_INTERVAL_MAX_MS);
+				return EXIT_USAGE;
+			}
+			a->opt.probe_interval_ms = (__u32)v;
 			break;
 		case 'X':
 			a->opt.detach = true;
@@ -1288,9 +1349,85 @@ static void close_listener(struct agent *a, bool unlink_path)
 		unlink(a->paths.sock_path);
 }
 
+/* ---- probing ---------------------------------------------------------- */
+
+/*
+ * Where XDP steers port status requests (mrc_global_cfg.agent_port); the
+ * UDP port and flags stay as they are. 0 = nobody listens: XDP drops them.
+ */
+static int set_agent_port(const struct agent *a, __u16 port)
+{
+	const struct bpf_map *m = a->skel->maps.mrc_cfg;
+	struct mrc_global_cfg cfg = {};
+	__u32 key = 0;
+	int err;
+
+	if (bpf_map__lookup_elem(m, &key, sizeof(key), &cfg, sizeof(cfg), 0))
+		cfg.udp_port = a->opt.port;
+	cfg.agent_port = port;
+	err = bpf_map__update_elem(m, &key, sizeof(key), &cfg, sizeof(cfg), BPF_ANY);
+	if (err)
+		pr_err("writing the agent port to mrc_cfg: %s\n", strerror(-err));
+	return err;
+}
+
+static void probe_setup(const struct agent *a, struct pe_setup *ps)
+{
+	const struct mrc *s = a->skel;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->n_planes = a->n_planes;
+	for (int i = 0; i < a->n_planes; i++) {
+		snprintf(ps->planes[i].name, sizeof(ps->planes[i].name), "%s",
+			 a->planes[i].name);
+		ps->planes[i].ifindex = a->planes[i].ifindex;
+	}
+	ps->probe_successes = a->opt.probe_successes;
+	ps->probe_interval_ms = a->opt.probe_interval_ms;
+	ps->udp_port = a->opt.port;
+	ps->fd_planes = bpf_map__fd(s->maps.mrc_planes);
+	ps->fd_qps = bpf_map__fd(s->maps.mrc_qps);
+	ps->fd_qp_evs = bpf_map__fd(s->maps.mrc_qp_evs);
+	ps->fd_tx = bpf_map__fd(s->maps.mrc_tx);
+	ps->fd_ev_profiles = bpf_map__fd(s->maps.mrc_ev_profiles);
+	ps->fd_ctl_stats = bpf_map__fd(s->maps.mrc_ctl_stats);
+	ps->fd_ev_events = bpf_map__fd(s->maps.mrc_ev_events);
+}
+
+static int start_probing(struct agent *a)
+{
+	struct pe_setup ps;
+	char err[256];
+
+	a->ev_tables = ev_table_map(bpf_map__fd(a->skel->maps.mrc_qp_evs));
+	if (!a->ev_tables) {
+		pr_err("mapping the EV tables (mrc_qp_evs): %s\n", strerror(errno));
+		return -1;
+	}
+	probe_setup(a, &ps);
+	a->pe = pe_open(&ps, err, sizeof(err));
+	if (!a->pe) {
+		pr_err("probing: %s\n", err);
+		return -1;
+	}
+	return set_agent_port(a, pe_agent_port(a->pe));
+}
+
+/* `clean`: we stop for good, so XDP must stop steering status to us. */
+static void stop_probing(struct agent *a, bool clean)
+{
+	if (clean && a->pe && a->skel)
+		set_agent_port(a, 0);
+	pe_close(a->pe);
+	a->pe = NULL;
+	ev_table_unmap(a->ev_tables);
+	a->ev_tables = NULL;
+}
+
 /* Undo everything start() did, in reverse; safe after a partial start. */
 static void teardown(struct agent *a)
 {
+	stop_probing(a, true);
 	close_listener(a, true);
 	detach_planes(a);
 	if (a->skel) {
@@ -1315,6 +1452,7 @@ static void let_go(struct agent *a)
 {
 	int i;
 
+	stop_probing(a, false);
 	close_listener(a, true);
 	for (i = 0; i < a->n_planes; i++) {
 		xdp_program__close(a->planes[i].xdp_prog);
@@ -1365,7 +1503,8 @@ static int start(struct agent *a)
 {
 	if (resolve_paths(a) || check_bpffs(a) || take_lock(a) ||
 	    make_pin_dir(a) || load_fast_path(a) || configure_fast_path(a) ||
-	    attach_planes(a) || open_listener(a) || write_pidfile(a))
+	    attach_planes(a) || start_probing(a) || open_listener(a) ||
+	    write_pidfile(a))
 		return -1;
 	return 0;
 }
@@ -1478,7 +1617,8 @@ static void plane_info(const struct agent *a, int i, struct agent_plane_info *pi
 	pi->tc_prog_id = tc_prog_id(p->ifindex);
 }
 
-static void command_env(const struct agent *a, struct agent_cmd_env *env)
+static void command_env(const struct agent *a, struct agent_cmd_env *env,
+			struct pe_status *probing, struct agent_stream *stream)
 {
 	const struct mrc *s = a->skel;
 	int i;
@@ -1503,7 +1643,16 @@ static void command_env(const struct agent *a, struct agent_cmd_env *env)
 		.drops = bpf_map__fd(s->maps.mrc_drops),
 		.rx = bpf_map__fd(s->maps.mrc_rx),
 		.tx = bpf_map__fd(s->maps.mrc_tx),
+		.ctl_stats = bpf_map__fd(s->maps.mrc_ctl_stats),
 	};
+	env->ev_tables = a->ev_tables;
+	memset(stream, 0, sizeof(*stream));
+	env->stream = stream;
+	if (a->pe) {
+		pe_status(a->pe, probing);
+		env->probing = probing;
+		env->events = pe_log(a->pe);
+	}
 }
 
 static void reply_text(struct client *cl, int status, const char *msg)
@@ -1514,12 +1663,58 @@ static void reply_text(struct client *cl, int status, const char *msg)
 	cl->replying = true;
 }
 
+static int n_streams(const struct agent *a)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->n_clients; i++)
+		n += a->clients[i].mode != CLIENT_COMMAND;
+	return n;
+}
+
+/*
+ * Turn the client into the stream the command asked for. False (with the
+ * client answered) when it cannot be started.
+ */
+static bool start_stream(const struct agent *a, struct client *cl,
+			 const struct agent_stream *st)
+{
+	const struct ev_log *log = pe_log(a->pe);
+	char err[256], msg[320];
+
+	if (n_streams(a) >= AGENT_MAX_STREAMS) {
+		snprintf(msg, sizeof(msg), "mrcctl: %d event and probe commands are "
+			 "running already: try again later\n", AGENT_MAX_STREAMS);
+		reply_text(cl, AGENT_EXIT_FAIL, msg);
+		return false;
+	}
+	if (st->kind == AGENT_STREAM_PROBE) {
+		cl->job = pe_job_start(a->pe, &st->probe, err, sizeof(err));
+		if (!cl->job) {
+			snprintf(msg, sizeof(msg), "mrcctl probe: %s\n", err);
+			reply_text(cl, AGENT_EXIT_FAIL, msg);
+			return false;
+		}
+		cl->mode = CLIENT_PROBE;
+	} else {
+		cl->mode = CLIENT_EVENTS;
+		cl->next_seq = st->backlog ? ev_log_first(log) : ev_log_end(log);
+		cl->left = st->count;
+		cl->limited = st->count != 0;
+	}
+	cl->json = st->json;
+	cl->last_sent_ms = now_ms();
+	return true;
+}
+
 /* Run the command in memory, then hand the text to the reply. */
 static void run_command(const struct agent *a, struct client *cl, int argc,
 			char **argv)
 {
 	char *out = NULL, *err = NULL;
 	size_t out_len = 0, err_len = 0;
+	struct agent_stream stream;
+	struct pe_status probing;
 	struct agent_cmd_env env;
 	FILE *fo, *fe;
 	bool done;
@@ -1537,10 +1732,16 @@ static void run_command(const struct agent *a, struct client *cl, int argc,
 		reply_text(cl, AGENT_EXIT_FAIL, "mrcd: out of memory\n");
 		return;
 	}
-	command_env(a, &env);
+	command_env(a, &env, &probing, &stream);
 	status = agent_cmd_run(&env, argc, argv, fo, fe, &done);
 	fclose(fo);
 	fclose(fe);
+	if (!status && stream.kind != AGENT_STREAM_NONE && a->pe) {
+		free(out);
+		free(err);
+		start_stream(a, cl, &stream);
+		return;
+	}
 	agent_reply_init(&cl->reply, status, out, out_len, err, err_len);
 	cl->replying = true;
 }
@@ -1601,6 +1802,8 @@ static void client_close(struct agent *a, int i)
 {
 	struct client *cl = &a->clients[i];
 
+	if (cl->job)
+		pe_job_end(a->pe, cl->job);
 	close(cl->fd);
 	agent_reply_free(&cl->reply);
 	a->clients[i] = a->clients[--a->n_clients];
@@ -1618,7 +1821,7 @@ static bool make_room(struct agent *a)
 	if (a->n_clients < AGENT_MAX_CLIENTS)
 		return true;
 	for (i = 0; i < a->n_clients; i++)
-		if (!a->clients[i].replying &&
+		if (!a->clients[i].replying && a->clients[i].mode == CLIENT_COMMAND &&
 		    (oldest < 0 || a->clients[i].deadline_ms < a->clients[oldest].deadline_ms))
 			oldest = i;
 	if (oldest < 0)
@@ -1653,9 +1856,154 @@ static bool can_accept(const struct agent *a)
 	if (a->n_clients < AGENT_MAX_CLIENTS)
 		return true;
 	for (i = 0; i < a->n_clients; i++)
-		if (!a->clients[i].replying)
+		if (!a->clients[i].replying && a->clients[i].mode == CLIENT_COMMAND)
 			return true;
 	return false;
+}
+
+/* ---- streams ---------------------------------------------------------- */
+
+/* The stream is over: answer with its exit status, like any command. */
+static void stream_finish(const struct agent *a, struct client *cl, int status)
+{
+	if (cl->job) {
+		pe_job_end(a->pe, cl->job);
+		cl->job = NULL;
+	}
+	agent_reply_init(&cl->reply, status, NULL, 0, NULL, 0);
+	cl->replying = true;
+	cl->deadline_ms = now_ms() + AGENT_TIMEOUT_MS;
+}
+
+/*
+ * Events from next_seq on, as many lines to a message as fit. A reader
+ * that fell further behind than the log keeps has missed some: they are
+ * counted (every later event's `dropped` says so) and it goes on with the
+ * oldest kept. 1 when all is sent, 0 when the socket is full, -1 on error.
+ */
+static int events_flush(const struct agent *a, struct client *cl)
+{
+	static char buf[AGENT_MSG_TEXT_MAX];
+	struct ev_log *log = pe_log(a->pe);
+	uint64_t seq, first = ev_log_first(log), end = ev_log_end(log), k;
+	size_t len, n;
+	int rc;
+
+	if (cl->next_seq < first) {
+		pe_count(a->pe, PE_EVENTS_SLOW_READER, first - cl->next_seq);
+		cl->next_seq = first;
+	}
+	while (cl->next_seq < end && (!cl->limited || cl->left)) {
+		for (len = 0, k = 0, seq = cl->next_seq;
+		     seq < end && (!cl->limited || k < cl->left); seq++, k++) {
+			n = ev_record_format(ev_log_get(log, seq), log->start_ns, 0,
+					     cl->json, buf + len, sizeof(buf) - len);
+			if (!n)
+				break;
+			len += n;
+		}
+		rc = agent_send_msg(cl->fd, AGENT_MSG_OUT, buf, len, 0);
+		if (rc <= 0)
+			return rc < 0 ? -1 : 0;
+		cl->next_seq = seq;
+		cl->left -= cl->limited ? k : 0;
+		cl->last_sent_ms = now_ms();
+	}
+	if (cl->limited && !cl->left)
+		stream_finish(a, cl, 0);
+	return 1;
+}
+
+/* The probe lines produced so far; the exit status once all probes ended. */
+static int probe_flush(const struct agent *a, struct client *cl)
+{
+	const char *text;
+	size_t len, n;
+	int rc, status;
+
+	text = pe_job_output(cl->job, cl->job_sent, &len);
+	while (len) {
+		n = len < AGENT_MSG_TEXT_MAX ? len : AGENT_MSG_TEXT_MAX;
+		rc = agent_send_msg(cl->fd, AGENT_MSG_OUT, text, n, 0);
+		if (rc <= 0)
+			return rc < 0 ? -1 : 0;
+		cl->job_sent += n;
+		text += n;
+		len -= n;
+		cl->last_sent_ms = now_ms();
+	}
+	if (pe_job_done(cl->job, &status))
+		stream_finish(a, cl, status);
+	return 1;
+}
+
+/* An empty stdout message now and then: mrcctl knows we are alive. */
+static int heartbeat(struct client *cl)
+{
+	int rc;
+
+	if (now_ms() - cl->last_sent_ms < AGENT_HEARTBEAT_MS)
+		return 1;
+	rc = agent_send_msg(cl->fd, AGENT_MSG_OUT, "", 0, 0);
+	if (rc > 0)
+		cl->last_sent_ms = now_ms();
+	return rc < 0 ? -1 : rc;
+}
+
+/* mrcctl went away: its end of the connection is closed. */
+static bool stream_hung_up(struct client *cl, short revents)
+{
+	char c;
+
+	if (revents & (POLLHUP | POLLERR))
+		return true;
+	return (revents & POLLIN) && recv(cl->fd, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+/* One round of a stream: 0 to go on (maybe answered by now), -1 to drop. */
+static int stream_step(const struct agent *a, struct client *cl, short revents)
+{
+	int rc;
+
+	if (stream_hung_up(cl, revents))
+		return -1;
+	if (revents & POLLOUT)
+		cl->blocked = false;
+	if (cl->blocked) {
+		/* A reader that takes nothing for this long is gone for us. */
+		return now_ms() - cl->blocked_since_ms > AGENT_TIMEOUT_MS ? -1 : 0;
+	}
+	rc = cl->mode == CLIENT_EVENTS ? events_flush(a, cl) : probe_flush(a, cl);
+	if (rc > 0 && !cl->replying)
+		rc = heartbeat(cl);
+	if (rc < 0)
+		return -1;
+	if (!rc) {
+		cl->blocked = true;
+		cl->blocked_since_ms = now_ms();
+	}
+	return 0;
+}
+
+/*
+ * mrcd stops or restarts: tell each stream why it ends (best effort: a
+ * full socket just sees the connection close).
+ */
+static void end_streams(struct agent *a, const char *why)
+{
+	char msg[128];
+
+	for (int i = 0; i < a->n_clients; i++) {
+		struct client *cl = &a->clients[i];
+
+		if (cl->mode == CLIENT_COMMAND || cl->replying)
+			continue;
+		snprintf(msg, sizeof(msg), "mrcctl %s: %s\n",
+			 cl->mode == CLIENT_EVENTS ? "events" : "probe", why);
+		agent_send_msg(cl->fd, AGENT_MSG_ERR, msg, strlen(msg), 0);
+		agent_send_msg(cl->fd, AGENT_MSG_EXIT, NULL, 0,
+			       cl->mode == CLIENT_EVENTS ? 0 : AGENT_EXIT_FAIL);
+	}
 }
 
 /* The signal signalfd has for us, or 0. */
@@ -1668,16 +2016,46 @@ static int read_signal(const struct agent *a)
 	return (int)si.ssi_signo;
 }
 
+static bool is_stream(const struct client *cl)
+{
+	return cl->mode != CLIENT_COMMAND && !cl->replying;
+}
+
+static short client_events(const struct client *cl)
+{
+	if (is_stream(cl))
+		return POLLIN | (cl->blocked ? POLLOUT : 0);
+	return cl->replying ? POLLOUT : POLLIN;
+}
+
+/* 0 to keep the client, anything else to close it. */
+static int serve_client(struct agent *a, struct client *cl, short revents)
+{
+	int rc = 0;
+
+	if (is_stream(cl))
+		return stream_step(a, cl, revents);
+	if (revents)
+		rc = client_step(a, cl);
+	if (!rc && is_stream(cl))
+		return stream_step(a, cl, 0);	/* just started: first output */
+	if (!rc && now_ms() >= cl->deadline_ms)
+		rc = -1;	/* too slow: mrcctl gives up too */
+	return rc;
+}
+
 /*
  * The agent's one loop: signals, new mrcctl connections and the ones in
- * progress. Every socket is non-blocking and every client has a deadline,
- * so no client can hold the agent up. Returns the signal that ends it.
+ * progress, and the probe engine's sockets and timer. Every socket is
+ * non-blocking and every client has a deadline (a stream: its reader must
+ * keep reading), so no client can hold the agent up. Returns the signal
+ * that ends it.
  */
 static int serve(struct agent *a)
 {
-	struct pollfd pfd[2 + AGENT_MAX_CLIENTS];
+	struct pollfd pfd[2 + AGENT_MAX_CLIENTS + PE_MAX_FDS];
+	int i, n, n_pe, timeout, sig, rc;
 	long long now, left;
-	int i, n, timeout, sig, rc;
 
 	for (;;) {
 		now = now_ms();
@@ -1689,13 +2067,16 @@ static int serve(struct agent *a)
 			.fd = can_accept(a) ? a->listen_fd : -1, .events = POLLIN };
 		for (i = 0; i < a->n_clients; i++) {
 			pfd[n++] = (struct pollfd){ .fd = a->clients[i].fd,
-				.events = a->clients[i].replying ? POLLOUT : POLLIN };
+				.events = client_events(&a->clients[i]) };
+			if (is_stream(&a->clients[i]))
+				continue;	/* the engine's tick wakes us often */
 			left = a->clients[i].deadline_ms - now;
 			left = left < 0 ? 0 : left;
 			if (timeout < 0 || left < timeout)
 				timeout = (int)left;
 		}
-		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+		n_pe = a->pe ? pe_pollfds(a->pe, pfd + n) : 0;
+		if (poll(pfd, (nfds_t)(n + n_pe), timeout) < 0 && errno != EINTR) {
 			pr_err("poll: %s\n", strerror(errno));
 			return SIGTERM;
 		}
@@ -1704,13 +2085,12 @@ static int serve(struct agent *a)
 			if (sig)
 				return sig;
 		}
+		/* The engine first: new events and probe output reach the clients now. */
+		if (n_pe)
+			pe_process(a->pe, pfd + n, n_pe);
 		/* Backwards: closing moves the last client into the hole. */
 		for (i = a->n_clients - 1; i >= 0; i--) {
-			rc = 0;
-			if (pfd[2 + i].revents)
-				rc = client_step(a, &a->clients[i]);
-			if (!rc && now_ms() >= a->clients[i].deadline_ms)
-				rc = -1;	/* too slow: mrcctl gives up too */
+			rc = serve_client(a, &a->clients[i], pfd[2 + i].revents);
 			if (rc)
 				client_close(a, i);
 		}
@@ -1772,6 +2152,7 @@ static void restart(struct agent *a)
 	snprintf(fds, sizeof(fds), ADOPT_OPT "%d,%d", a->lock_fd, a->listen_fd);
 	argv[n++] = fds;
 	/* Clients in progress see the connection close and may try again. */
+	end_streams(a, "mrcd restarts: the stream ends");
 	while (a->n_clients)
 		client_close(a, a->n_clients - 1);
 	path = restart_binary(exe, sizeof(exe));
@@ -1966,6 +2347,7 @@ int main(int argc, char **argv)
 	while ((sig = serve(&a)) == SIGHUP)
 		restart(&a);
 	pr_info("%s: detaching\n", strsignal(sig));
+	end_streams(&a, "mrcd stopped");
 	teardown(&a);
 	return 0;
 }

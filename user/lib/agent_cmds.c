@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,8 @@
 #include <bpf/libbpf.h>
 
 #include "lib/ev_profile.h"
+#include "lib/ev_state.h"
+#include "lib/probe_net.h"
 #include "lib/parse.h"
 
 struct ctx {
@@ -439,19 +442,24 @@ static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
 {
 	uint32_t i, n = n_evs_of(&v->info);
 
+	/*
+	 * ASSUMED_BAD and DENIED entries are out of the rotation whether they
+	 * were active or backups (a demoted active one hands its place over):
+	 * count them by state; backups are the usable entries not in rotation.
+	 */
 	for (i = 0; i < n; i++) {
 		const struct mrc_ev_entry *e = &evs->ev[i];
 
-		if (!(e->flags & MRC_EV_F_ACTIVE))
+		if (e->state == MRC_EV_ASSUMED_BAD)
+			v->bad++;
+		else if (e->state == MRC_EV_DENIED)
+			v->denied++;
+		else if (!(e->flags & MRC_EV_F_ACTIVE))
 			v->backup++;
 		else if (e->state == MRC_EV_GOOD)
 			v->good++;
 		else if (e->state == MRC_EV_SKIP)
 			v->skip++;
-		else if (e->state == MRC_EV_ASSUMED_BAD)
-			v->bad++;
-		else if (e->state == MRC_EV_DENIED)
-			v->denied++;
 	}
 }
 
@@ -578,6 +586,44 @@ static void count_qp_states(struct ctx *c, unsigned int *by_state,
 			by_state[qi.state]++;
 }
 
+static const char *link_name(struct ctx *c, unsigned int i)
+{
+	const struct pe_status *st = c->env->probing;
+
+	if (!st || (int)i >= st->n_planes)
+		return "?";
+	return st->link_up[i] ? "up" : "down";
+}
+
+static void probing_json(struct ctx *c, struct json *j)
+{
+	const struct pe_status *st = c->env->probing;
+
+	j_obj(j, "probing");
+	j_u64(j, "successes", st->probe_successes);
+	j_u64(j, "interval_ms", st->probe_interval_ms);
+	j_u64(j, "agent_port", st->agent_port);
+	j_u64(j, "assumed_bad_evs", st->bad_evs);
+	if (st->best_rtt_ns)
+		j_u64(j, "best_rtt_ns", st->best_rtt_ns);
+	else
+		j_null(j, "best_rtt_ns");
+	j_end(j);
+}
+
+static void probing_text(struct ctx *c)
+{
+	const struct pe_status *st = c->env->probing;
+	char rtt[32] = "-";
+
+	if (st->best_rtt_ns)
+		snprintf(rtt, sizeof(rtt), "%" PRIu64 " ns", st->best_rtt_ns);
+	fprintf(c->out, "probing: ASSUMED_BAD EVs back after %u answered probes in a "
+		"row, first probe after %u ms; %u EVs probed now, best RTT %s; "
+		"port status on UDP %u\n", st->probe_successes, st->probe_interval_ms,
+		st->bad_evs, rtt, st->agent_port);
+}
+
 static void status_json(struct ctx *c, const uint64_t *drops,
 			const unsigned int *by_state)
 {
@@ -609,9 +655,13 @@ static void status_json(struct ctx *c, const uint64_t *drops,
 		j_u64(&j, "xdp_prog_id", r.info->xdp_prog_id);
 		j_u64(&j, "xdp_attached_id", r.info->xdp_attached_id);
 		j_u64(&j, "tc_prog_id", r.info->tc_prog_id);
+		if (c->env->probing)
+			j_str(&j, "link", link_name(c, i));
 		j_end(&j);
 	}
 	j_arr_end(&j);
+	if (c->env->probing)
+		probing_json(c, &j);
 	j_obj(&j, "qps");
 	for (i = MRC_QPS_INIT; i <= MRC_QPS_ERROR; i++) {
 		j_u64(&j, qp_state_name(i), by_state[i]);
@@ -632,16 +682,18 @@ static void status_text(struct ctx *c, const uint64_t *drops,
 
 	fprintf(c->out, "mrcd pid %d, pins %s, UDP port %u\n", c->env->pid,
 		c->env->pin_dir, configured_port(c));
-	fprintf(c->out, "%-6s %-10s %-8s %-16s %-26s %-22s %-8s %-8s\n", "PLANE",
-		"NAME", "IFINDEX", "IPV4", "IPV6", "XDP", "XDP_ID", "TC_ID");
+	fprintf(c->out, "%-6s %-10s %-8s %-5s %-16s %-26s %-22s %-8s %-8s\n", "PLANE",
+		"NAME", "IFINDEX", "LINK", "IPV4", "IPV6", "XDP", "XDP_ID", "TC_ID");
 	for (i = 0; i < c->env->n_planes; i++) {
 		read_plane_row(c, i, &r);
 		snprintf(xdp, sizeof(xdp), "%s (%s)", r.info->xdp_mode, r.info->xdp_how);
-		fprintf(c->out, "%-6u %-10s %-8d %-16s %-26s %-22s %-8u %-8u\n",
-			r.plane, r.info->name, r.info->ifindex,
+		fprintf(c->out, "%-6u %-10s %-8d %-5s %-16s %-26s %-22s %-8u %-8u\n",
+			r.plane, r.info->name, r.info->ifindex, link_name(c, i),
 			*r.addr4 ? r.addr4 : "-", *r.addr6 ? r.addr6 : "-", xdp,
 			r.info->xdp_prog_id, r.info->tc_prog_id);
 	}
+	if (c->env->probing)
+		probing_text(c);
 	for (i = MRC_QPS_INIT; i <= MRC_QPS_ERROR; i++)
 		total += by_state[i];
 	fprintf(c->out, "QPs: %u (INIT %u, RTR %u, RTS %u, ERROR %u)\n", total,
@@ -707,6 +759,70 @@ static void stats_row(struct ctx *c, const char *qpn, const char *state,
 	fputc('\n', c->out);
 }
 
+/* Fields of struct mrc_ctl_stats, in order. */
+static const char *const ctl_counter_names[] = {
+	"ev_events", "ev_events_lost", "demote_refused", "probes_answered",
+	"probe_responses", "probes_stamped", "port_status_rx", "ep_dropped",
+};
+
+#define N_CTL_COUNTERS	(sizeof(struct mrc_ctl_stats) / sizeof(uint64_t))
+
+static const char *ctl_counter_name(size_t i, char *buf, size_t len)
+{
+	return counter_name(ctl_counter_names,
+			    sizeof(ctl_counter_names) / sizeof(ctl_counter_names[0]),
+			    i, buf, len);
+}
+
+/* XDP's and TC's control-path counters; false when there are none. */
+static bool read_ctl_stats(struct ctx *c, uint64_t *ctl)
+{
+	return c->env->maps.ctl_stats >= 0 &&
+	       !sum_percpu(c->env->maps.ctl_stats, 0, sizeof(struct mrc_ctl_stats), ctl);
+}
+
+static void control_stats_json(struct ctx *c, struct json *j)
+{
+	const struct pe_status *st = c->env->probing;
+	uint64_t ctl[N_CTL_COUNTERS];
+	char buf[32];
+
+	if (read_ctl_stats(c, ctl)) {
+		j_obj(j, "control");
+		for (size_t i = 0; i < N_CTL_COUNTERS; i++)
+			j_u64(j, ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
+		j_end(j);
+	}
+	if (!st)
+		return;
+	j_obj(j, "probing");
+	for (size_t i = 0; i < PE_N_COUNTERS; i++)
+		j_u64(j, pe_counter_names[i], st->counters[i]);
+	j_end(j);
+}
+
+static void control_stats_text(struct ctx *c)
+{
+	const struct pe_status *st = c->env->probing;
+	uint64_t ctl[N_CTL_COUNTERS];
+	char buf[32];
+
+	if (read_ctl_stats(c, ctl)) {
+		fprintf(c->out, "control (XDP, TC):");
+		for (size_t i = 0; i < N_CTL_COUNTERS; i++)
+			fprintf(c->out, "%s %s %" PRIu64, i ? "," : "",
+				ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
+		fputc('\n', c->out);
+	}
+	if (!st)
+		return;
+	fprintf(c->out, "probing (mrcd):");
+	for (size_t i = 0; i < PE_N_COUNTERS; i++)
+		fprintf(c->out, "%s %s %" PRIu64, i ? "," : "", pe_counter_names[i],
+			st->counters[i]);
+	fputc('\n', c->out);
+}
+
 static int cmd_stats(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = { COMMON_OPTS, {} };
@@ -752,9 +868,11 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 	if (c->json) {
 		j_arr_end(&j);
 		stats_counters_json(&j, "total", total);
+		control_stats_json(c, &j);
 		j_end(&j);
 	} else {
 		stats_row(c, "total", "", total);
+		control_stats_text(c);
 	}
 	free(v);
 	return 0;
@@ -1125,6 +1243,7 @@ static int ev_set_state(struct ctx *c, int argc, char **argv, bool deny)
 	struct ev_selector sel = {};
 	bool pick[MRC_MAX_EVS];
 	struct json j = { .f = c->out };
+	struct mrc_qp_evs *evs;
 	struct ev_tables *t;
 	uint32_t qpn = 0, slot, i, changed = 0;
 	int o, rc = 0;
@@ -1165,6 +1284,8 @@ static int ev_set_state(struct ctx *c, int argc, char **argv, bool deny)
 	if (c->env->dry_run)
 		return 0;
 
+	if (!c->env->ev_tables)
+		return failure(c, "the EV tables are not mapped in mrcd");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return failure(c, "out of memory");
@@ -1173,11 +1294,7 @@ static int ev_set_state(struct ctx *c, int argc, char **argv, bool deny)
 		rc = AGENT_EXIT_FAIL;
 		goto out;
 	}
-	/*
-	 * Read, change, write the whole value back at once. XDP and TC may
-	 * change an entry in between; losing such a change only costs the
-	 * fast path a rotation step or a state it sets again on the next ack.
-	 */
+	/* A snapshot to select from (EVs and planes never change in place). */
 	if (bpf_map_lookup_elem(c->env->maps.qp_evs, &slot, &t->evs)) {
 		rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(errno));
 		goto out;
@@ -1186,22 +1303,16 @@ static int ev_set_state(struct ctx *c, int argc, char **argv, bool deny)
 		rc = AGENT_EXIT_FAIL;
 		goto out;
 	}
+	/*
+	 * One compare-and-swap per entry on the shared table, as XDP, TC and
+	 * libmrc change entries: nobody's concurrent change is undone.
+	 */
+	evs = ev_table_at(c->env->ev_tables, slot);
 	for (i = 0; i < n_evs_of(&t->info); i++) {
-		struct mrc_ev_entry *e = &t->evs.ev[i];
-
 		if (!pick[i])
 			continue;
-		if (deny && e->state != MRC_EV_DENIED) {
-			e->state = MRC_EV_DENIED;
+		if ((deny ? ev_deny : ev_allow)(evs, n_evs_of(&t->info), i) == EV_CHANGED)
 			changed++;
-		} else if (!deny && e->state == MRC_EV_DENIED) {
-			e->state = MRC_EV_GOOD;
-			changed++;
-		}
-	}
-	if (changed && bpf_map_update_elem(c->env->maps.qp_evs, &slot, &t->evs, BPF_EXIST)) {
-		rc = failure(c, "writing the EV table of QP %u: %s", qpn, strerror(errno));
-		goto out;
 	}
 	if (c->json) {
 		j_obj(&j, NULL);
@@ -2332,6 +2443,176 @@ static int cmd_profile_cc_delete(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/* ---- events ----------------------------------------------------------- */
+
+/* The kept events, oldest first (at most `count` of them; 0 = all). */
+static void print_backlog(struct ctx *c, uint64_t count)
+{
+	const struct ev_log *log = c->env->events;
+	char line[512];
+	size_t n;
+
+	for (uint64_t seq = ev_log_first(log); seq < ev_log_end(log); seq++) {
+		if (count && !count--)
+			break;
+		n = ev_record_format(ev_log_get(log, seq), log->start_ns, 0, c->json,
+				     line, sizeof(line));
+		fwrite(line, 1, n, c->out);
+	}
+}
+
+static int cmd_events(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "no-follow", no_argument, NULL, 'n' },
+		{ "count", required_argument, NULL, 'c' },
+		COMMON_OPTS, {}
+	};
+	bool all = false, follow = true;
+	uint64_t count = 0;
+	int o;
+
+	while ((o = next_opt(c, argc, argv, opts)) != -1) {
+		switch (o) {
+		case 'a':
+			all = true;
+			break;
+		case 'n':
+			follow = false;
+			all = true;
+			break;
+		case 'c':
+			if (parse_u64(optarg, UINT32_MAX, &count) || !count)
+				return usage_error(c, "--count: '%s' is not a number of "
+						   "events (1..%u)", optarg, UINT32_MAX);
+			break;
+		default:
+			return AGENT_EXIT_USAGE;
+		}
+	}
+	if (no_positionals(c, argc, argv))
+		return AGENT_EXIT_USAGE;
+	if (c->env->dry_run)
+		return 0;
+	if (!c->env->events || !c->env->stream)
+		return failure(c, "this mrcd keeps no EV events");
+	if (!follow) {
+		print_backlog(c, count);
+		return 0;
+	}
+	*c->env->stream = (struct agent_stream){
+		.kind = AGENT_STREAM_EVENTS,
+		.json = c->json,
+		.backlog = all,
+		.count = count,
+	};
+	return 0;
+}
+
+/* ---- probe ------------------------------------------------------------ */
+
+#define PROBE_COUNT_DEFAULT	3
+#define PROBE_INTERVAL_DEFAULT	10
+#define PROBE_INTERVAL_MAX	60000
+
+/* An EV for the UDP format: what fits a UDP source port. */
+static int parse_probe_ev(struct ctx *c, const char *s, uint32_t *ev)
+{
+	uint64_t v;
+
+	if (parse_u64(s, 65535, &v) || !v)
+		return usage_error(c, "--ev: '%s' is not an EV of the UDP format "
+				   "(1..65535, decimal or 0x-hex)", s);
+	*ev = (uint32_t)v;
+	return 0;
+}
+
+static int parse_probe_opts(struct ctx *c, int argc, char **argv,
+			    struct pe_job_req *req)
+{
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "ev", required_argument, NULL, 'e' },
+		{ "plane", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "interval-ms", required_argument, NULL, 'i' },
+		COMMON_OPTS, {}
+	};
+	const char *to = NULL;
+	int o;
+
+	req->count = PROBE_COUNT_DEFAULT;
+	req->interval_ms = PROBE_INTERVAL_DEFAULT;
+	while ((o = next_opt(c, argc, argv, opts)) != -1) {
+		switch (o) {
+		case 't':
+			to = optarg;
+			if (addr_parse(optarg, req->to))
+				return usage_error(c, "--to: '%s' is not an IPv4 or IPv6 "
+						   "address", optarg);
+			break;
+		case 'e':
+			if (parse_probe_ev(c, optarg, &req->ev))
+				return AGENT_EXIT_USAGE;
+			break;
+		case 'p':
+			if (parse_u32_arg(c, "--plane", optarg, MRC_MAX_PLANES_ABI,
+					  &req->plane))
+				return AGENT_EXIT_USAGE;
+			if (!req->plane)
+				return usage_error(c, "--plane: planes are 1..%d",
+						   MRC_MAX_PLANES_ABI);
+			break;
+		case 'n':
+			if (parse_u32_arg(c, "--count", optarg, PE_JOB_MAX_COUNT, &req->count))
+				return AGENT_EXIT_USAGE;
+			if (!req->count)
+				return usage_error(c, "--count: at least 1 probe");
+			break;
+		case 'i':
+			if (parse_u32_arg(c, "--interval-ms", optarg, PROBE_INTERVAL_MAX,
+					  &req->interval_ms))
+				return AGENT_EXIT_USAGE;
+			break;
+		default:
+			return AGENT_EXIT_USAGE;
+		}
+	}
+	if (no_positionals(c, argc, argv))
+		return AGENT_EXIT_USAGE;
+	if (!to)
+		return usage_error(c, "--to HOST is required (the peer's address on "
+				   "the plane)");
+	if (!req->ev)
+		return usage_error(c, "--ev VALUE is required");
+	if (!req->plane)
+		return usage_error(c, "--plane P is required");
+	return 0;
+}
+
+static int cmd_probe(struct ctx *c, int argc, char **argv)
+{
+	struct pe_job_req req = {};
+
+	if (parse_probe_opts(c, argc, argv, &req))
+		return AGENT_EXIT_USAGE;
+	if (c->env->dry_run)
+		return 0;
+	if (req.plane > c->env->n_planes)
+		return failure(c, "there is no plane %u (this host has planes 1..%u)",
+			       req.plane, c->env->n_planes);
+	if (!c->env->stream)
+		return failure(c, "this mrcd cannot send probes");
+	req.json = c->json;
+	*c->env->stream = (struct agent_stream){
+		.kind = AGENT_STREAM_PROBE,
+		.json = c->json,
+		.probe = req,
+	};
+	return 0;
+}
+
 /* ---- the command table ------------------------------------------------ */
 
 struct command {
@@ -2355,8 +2636,8 @@ static const struct command commands[] = {
 	  "XDP drop counters, and the counters of every QP summed over CPUs." },
 	{ "qp list", cmd_qp_list, "[--json]",
 	  "QPs not in RESET: state, owner pid, remote QP and addresses, EV counts\n"
-	  "(active GOOD/SKIP/ASSUMED_BAD/DENIED, backups), send and receive PSNs\n"
-	  "and the main counters." },
+	  "(active GOOD/SKIP, all ASSUMED_BAD/DENIED, usable backups), send and\n"
+	  "receive PSNs and the main counters." },
 	{ "qp show", cmd_qp_show, "N [--json]",
 	  "One QP (N is its QP number), with all its counters." },
 	{ "ev list", cmd_ev_list, "--qp N [--json]",
@@ -2376,6 +2657,26 @@ static const struct command commands[] = {
 	  "Example: mrcctl ev expand --fmt-fields 16,16 \\\n"
 	  "    --field width=16,init=0x8207,mask=0x0f0a \\\n"
 	  "    --field width=12,init=0x0f0,mask=0x813 --ev 0x2d6" },
+	{ "events", cmd_events, "[--all] [--no-follow] [--count N] [--json]",
+	  "EV state changes (GOOD <-> ASSUMED_BAD) as mrcd records them, one line\n"
+	  "each: time in ms since mrcd started, QP, profile, entry, EV, plane,\n"
+	  "old and new state, reason (loss timeout always_skip port_down\n"
+	  "peer_port_down probes_ok unknown), the lost PSN (loss) and how many\n"
+	  "events were lost so far. Follows until interrupted.\n"
+	  "  --all        first the events mrcd kept (the last 4096)\n"
+	  "  --no-follow  the kept events only, then exit (implies --all)\n"
+	  "  --count N    exit after N events\n"
+	  "  --json       one JSON object per line (seq, time_ns, qpn, profile,\n"
+	  "               idx, ev, plane, state, prev_state, reason, psn, dropped)" },
+	{ "probe", cmd_probe,
+	  "--to HOST --ev VALUE --plane P [--count N] [--interval-ms MS] [--json]",
+	  "Send EV probes from plane P to HOST (the peer's address on that plane,\n"
+	  "IPv4 or IPv6, or a name) with EV VALUE (1..65535, decimal or 0x-hex: a\n"
+	  "UDP source port), one after the other: the next after the answer or a\n"
+	  "1 s timeout, --interval-ms apart (default 10). No QP is needed; the\n"
+	  "peer's XDP answers. Prints the round-trip time of each probe (and the\n"
+	  "responder's service time), then a summary. --count 1..1000 (default 3).\n"
+	  "Exit status 1 when no probe was answered." },
 	{ "profile ev create", cmd_profile_ev_create,
 	  "ID --type explicit|generated|auto [--format udp|stev] [--count N]\n"
 	  "                  [--min-active N] [--backups N] [--json]",
@@ -2469,6 +2770,10 @@ void agent_cmd_usage(FILE *f)
 "                               SELECTOR: --ev HEX[,HEX..] | --plane P | --index I[,I..]\n"
 "  ev expand --fmt-fields W,.. --field SPEC... --ev HEX [HEX...]\n"
 "                               compact -> wire EVs (computed here, no mrcd)\n"
+"  events [--all] [--no-follow] [--count N]\n"
+"                               EV state changes as they happen\n"
+"  probe --to HOST --ev VALUE --plane P [--count N] [--interval-ms MS]\n"
+"                               round-trip times of one path\n"
 "  profile ev create|set|online|offline|show|delete ...   EV profiles\n"
 "  profile cc create|set|online|offline|show|delete ...   NSCC profiles\n"
 "\n"
@@ -2567,4 +2872,61 @@ int agent_cmd_run(const struct agent_cmd_env *env, int argc, char **argv,
 	rc = cmd->run(&c, argc - best + 1, argv + best - 1);
 	*done = c.done;
 	return rc;
+}
+
+/* ---- mrcctl's part ---------------------------------------------------- */
+
+/* `host` as a numeric address in a new string; NULL after a message. */
+static char *resolve_host(const char *host, FILE *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo *res = NULL;
+	char buf[INET6_ADDRSTRLEN];
+	uint8_t a[16];
+	const void *in;
+	int rc;
+
+	if (!addr_parse(host, a))
+		return strdup(host);
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc || !res) {
+		fprintf(err, "mrcctl probe: cannot resolve '%s': %s\n", host,
+			rc ? gai_strerror(rc) : "no address");
+		return NULL;
+	}
+	in = res->ai_family == AF_INET ?
+		(const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr :
+		(const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+	inet_ntop(res->ai_family, in, buf, sizeof(buf));
+	freeaddrinfo(res);
+	return strdup(buf);
+}
+
+int agent_cmd_resolve_names(int argc, char **argv, FILE *err)
+{
+	char *numeric, *joined;
+	int i;
+
+	if (argc < 1 || strcmp(argv[0], "probe") || wants_help(argc, argv))
+		return 0;
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--to") && i + 1 < argc) {
+			numeric = resolve_host(argv[++i], err);
+			if (!numeric)
+				return AGENT_EXIT_FAIL;
+			argv[i] = numeric;	/* lives as long as mrcctl */
+		} else if (!strncmp(argv[i], "--to=", 5)) {
+			numeric = resolve_host(argv[i] + 5, err);
+			if (!numeric || asprintf(&joined, "--to=%s", numeric) < 0)
+				return AGENT_EXIT_FAIL;
+			free(numeric);
+			argv[i] = joined;
+		}
+	}
+	return 0;
+}
+
+bool agent_cmd_is_events(int argc, char **argv)
+{
+	return argc >= 1 && !strcmp(argv[0], "events");
 }

@@ -21,6 +21,8 @@
 #include <stdio.h>
 
 #include "mrc/abi.h"
+#include "lib/ev_events.h"
+#include "lib/probe_engine.h"
 
 #define AGENT_EXIT_OK		0
 #define AGENT_EXIT_FAIL		1
@@ -40,7 +42,28 @@ struct agent_plane_info {
 /* The pinned maps, by fd (-1 where a map is missing). */
 struct agent_maps {
 	int cfg, planes, plane_of, qps, qp_owner, qp_evs, ev_stats;
-	int ev_profiles, cc_profiles, qp_stats, drops, rx, tx;
+	int ev_profiles, cc_profiles, qp_stats, drops, rx, tx, ctl_stats;
+};
+
+/*
+ * Commands that go on after agent_cmd_run returns (`events` that follows,
+ * `probe`): the command checks its arguments and says here what mrcd is
+ * to run; mrcd streams the output.
+ */
+enum agent_stream_kind {
+	AGENT_STREAM_NONE,
+	AGENT_STREAM_EVENTS,
+	AGENT_STREAM_PROBE,
+};
+
+struct agent_stream {
+	enum agent_stream_kind kind;
+	bool json;
+	/* EVENTS */
+	bool backlog;			/* --all: the kept events first */
+	uint64_t count;			/* end after this many; 0 = never */
+	/* PROBE */
+	struct pe_job_req probe;
 };
 
 struct agent_cmd_env {
@@ -50,6 +73,11 @@ struct agent_cmd_env {
 	unsigned int n_planes;
 	struct agent_plane_info planes[MRC_MAX_PLANES_ABI];
 	struct agent_maps maps;
+	/* mrcd only: */
+	struct mrc_qp_evs *ev_tables;	/* mmapped mrc_qp_evs (per-entry CAS) */
+	const struct ev_log *events;	/* the EV event log */
+	const struct pe_status *probing;	/* probing config, links, counters */
+	struct agent_stream *stream;	/* out: a stream to run */
 };
 
 /*
@@ -63,5 +91,16 @@ int agent_cmd_run(const struct agent_cmd_env *env, int argc, char **argv,
 
 /* The overview `mrcctl --help` prints. */
 void agent_cmd_usage(FILE *f);
+
+/*
+ * mrcctl, before anything else: host names in arguments mrcd takes as
+ * numeric addresses only (`probe --to HOST`) are resolved here, so the
+ * agent never waits on a name server. argv entries may be replaced.
+ * 0, or an exit status after a message on `err`.
+ */
+int agent_cmd_resolve_names(int argc, char **argv, FILE *err);
+
+/* Whether the command is `events` (mrcctl: an interrupt is its normal end). */
+bool agent_cmd_is_events(int argc, char **argv);
 
 #endif

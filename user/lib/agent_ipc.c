@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,30 @@ static void reply_settle(struct agent_reply *r)
 	}
 }
 
+int agent_send_msg(int fd, enum agent_msg_type type, const char *text,
+		   size_t len, int status)
+{
+	static char msg[AGENT_MSG_MAX];
+	struct agent_msg h = {
+		.magic = AGENT_MSG_MAGIC,
+		.version = AGENT_PROTO_VERSION,
+		.type = (uint8_t)type,
+		.status = status,
+	};
+	ssize_t n;
+
+	if (len > AGENT_MSG_TEXT_MAX)
+		return -EMSGSIZE;
+	h.len = (uint32_t)len;
+	memcpy(msg, &h, sizeof(h));
+	if (len)
+		memcpy(msg + sizeof(h), text, len);
+	n = send(fd, msg, sizeof(h) + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	return 1;
+}
+
 int agent_reply_send(int fd, struct agent_reply *r)
 {
 	static char msg[AGENT_MSG_MAX];
@@ -310,14 +335,20 @@ static int build_request(int argc, char *const *argv, char **buf, size_t *len,
 	return 0;
 }
 
-/* Wait for `events` on fd until `deadline` (ms): 1 ready, 0 timed out. */
-static int wait_fd(int fd, short events, int64_t deadline)
+/*
+ * Wait for `events` on fd until `deadline` (ms): 1 ready, 0 timed out,
+ * -EINTR once *stop is set, -errno.
+ */
+static int wait_fd(int fd, short events, int64_t deadline,
+		   volatile sig_atomic_t *stop)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 	int64_t left;
 	int n;
 
 	for (;;) {
+		if (stop && *stop)
+			return -EINTR;
 		left = deadline - now_ms();
 		if (left <= 0)
 			return 0;
@@ -327,6 +358,14 @@ static int wait_fd(int fd, short events, int64_t deadline)
 		if (n < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+/* Text for our stdout or stderr; false when it cannot be written. */
+static bool copy_text(FILE *f, const char *text, size_t len)
+{
+	if (len && fwrite(text, 1, len, f) != len)
+		return false;
+	return fflush(f) == 0;
 }
 
 static enum agent_call_result connect_agent(const char *sock_path, int *fd_out,
@@ -378,7 +417,7 @@ static enum agent_call_result send_request(int fd, const char *req, size_t len,
 			     n >= 0 ? "short write" : strerror(errno));
 			return AGENT_CALL_FAILED;
 		}
-		rc = wait_fd(fd, POLLOUT, deadline);
+		rc = wait_fd(fd, POLLOUT, deadline, NULL);
 		if (rc == 0)
 			return AGENT_CALL_TIMEOUT;
 		if (rc < 0) {
@@ -388,18 +427,31 @@ static enum agent_call_result send_request(int fd, const char *req, size_t len,
 	}
 }
 
+static bool msg_valid(const struct agent_msg *h, ssize_t n)
+{
+	return (size_t)n >= sizeof(*h) && (size_t)n <= AGENT_MSG_MAX &&
+	       h->magic == AGENT_MSG_MAGIC && h->version == AGENT_PROTO_VERSION &&
+	       h->len == (size_t)n - sizeof(*h);
+}
+
+/*
+ * Messages until the exit status. The deadline is for silence: every
+ * message (a stream's heartbeat too) moves it.
+ */
 static enum agent_call_result read_reply(int fd, FILE *out, FILE *errf,
-					 int *status, int64_t deadline,
+					 int *status, volatile sig_atomic_t *stop,
 					 char *err, size_t errlen)
 {
 	static char msg[AGENT_MSG_MAX];
+	int64_t deadline = now_ms() + AGENT_TIMEOUT_MS;
 	struct agent_msg h;
-	size_t total = 0;
 	ssize_t n;
 	int rc;
 
 	for (;;) {
-		rc = wait_fd(fd, POLLIN, deadline);
+		rc = wait_fd(fd, POLLIN, deadline, stop);
+		if (rc == -EINTR)
+			return AGENT_CALL_INTERRUPTED;
 		if (rc == 0)
 			return AGENT_CALL_TIMEOUT;
 		n = rc < 0 ? -1 : recv(fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
@@ -411,24 +463,25 @@ static enum agent_call_result read_reply(int fd, FILE *out, FILE *errf,
 		}
 		if (n == 0) {
 			fail(0, err, errlen, "mrcd closed the connection before it "
-			     "answered (was it restarting? try again)");
+			     "answered (was it restarting? try again; a stream "
+			     "reader that reads nothing for %d s is dropped too)",
+			     AGENT_TIMEOUT_MS / 1000);
 			return AGENT_CALL_FAILED;
 		}
 		memcpy(&h, msg, (size_t)n < sizeof(h) ? (size_t)n : sizeof(h));
-		if ((size_t)n < sizeof(h) || (size_t)n > sizeof(msg) ||
-		    h.magic != AGENT_MSG_MAGIC || h.version != AGENT_PROTO_VERSION ||
-		    h.len != (size_t)n - sizeof(h) ||
-		    (total += h.len) > AGENT_REPLY_MAX) {
+		if (!msg_valid(&h, n)) {
 			fail(0, err, errlen, "mrcd sent a malformed answer "
 			     "(is mrcctl from the same build as mrcd?)");
 			return AGENT_CALL_FAILED;
 		}
+		deadline = now_ms() + AGENT_TIMEOUT_MS;
 		switch (h.type) {
 		case AGENT_MSG_OUT:
-			fwrite(msg + sizeof(h), 1, h.len, out);
+			if (!copy_text(out, msg + sizeof(h), h.len))
+				return AGENT_CALL_OUTPUT_CLOSED;
 			break;
 		case AGENT_MSG_ERR:
-			fwrite(msg + sizeof(h), 1, h.len, errf);
+			copy_text(errf, msg + sizeof(h), h.len);
 			break;
 		case AGENT_MSG_EXIT:
 			*status = h.status;
@@ -443,7 +496,8 @@ static enum agent_call_result read_reply(int fd, FILE *out, FILE *errf,
 
 enum agent_call_result agent_call(const char *sock_path, int argc,
 				  char *const *argv, FILE *out, FILE *errf,
-				  int *status, char *err, size_t errlen)
+				  int *status, volatile sig_atomic_t *stop,
+				  char *err, size_t errlen)
 {
 	int64_t deadline = now_ms() + AGENT_TIMEOUT_MS;
 	enum agent_call_result res;
@@ -457,7 +511,7 @@ enum agent_call_result agent_call(const char *sock_path, int argc,
 	if (res == AGENT_CALL_OK)
 		res = send_request(fd, req, len, deadline, err, errlen);
 	if (res == AGENT_CALL_OK)
-		res = read_reply(fd, out, errf, status, deadline, err, errlen);
+		res = read_reply(fd, out, errf, status, stop, err, errlen);
 	if (fd >= 0)
 		close(fd);
 	free(req);

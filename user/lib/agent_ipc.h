@@ -18,14 +18,22 @@
  *            each, AGENT_REPLY_MAX in total), then one AGENT_MSG_EXIT
  *            whose `status` is mrcctl's exit status; mrcd then closes.
  *
- * Both ends give up after AGENT_TIMEOUT_MS. mrcd serves clients from its
- * poll loop without ever blocking on one: a client that does not send its
- * request or read its reply in time is dropped.
+ * Both ends give up after AGENT_TIMEOUT_MS of silence. mrcd serves
+ * clients from its poll loop without ever blocking on one: a client that
+ * does not send its request or read its reply in time is dropped.
+ *
+ * Streams: `mrcctl events` and `mrcctl probe` go on for as long as they
+ * need. mrcd sends their text as it comes (the reply has no size limit
+ * then) and an empty AGENT_MSG_OUT every AGENT_HEARTBEAT_MS when it has
+ * nothing to say, so mrcctl can tell a quiet stream from a dead agent.
+ * A stream ends with AGENT_MSG_EXIT like any reply, or when either side
+ * closes the connection.
  */
 #ifndef MRC_AGENT_IPC_H
 #define MRC_AGENT_IPC_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,7 +43,7 @@
 #define AGENT_PIN_DIR_DEFAULT	"/sys/fs/bpf/mrc"
 #define AGENT_RUN_DIR		"/run/mrc"
 
-#define AGENT_PROTO_VERSION	1
+#define AGENT_PROTO_VERSION	2	/* 2: streams and heartbeats */
 #define AGENT_REQ_MAGIC		0x5143524du	/* "MRCQ" */
 #define AGENT_MSG_MAGIC		0x5243524du	/* "MRCR" */
 #define AGENT_REQ_MAX		(64 * 1024)
@@ -43,7 +51,9 @@
 #define AGENT_MSG_MAX		(16 * 1024)	/* one reply message, header included */
 #define AGENT_REPLY_MAX		(8u << 20)	/* stdout + stderr text of one reply */
 #define AGENT_TIMEOUT_MS	5000
-#define AGENT_MAX_CLIENTS	16
+#define AGENT_HEARTBEAT_MS	1000
+#define AGENT_MAX_CLIENTS	32
+#define AGENT_MAX_STREAMS	16	/* of the clients, streams at most */
 
 struct agent_req {
 	uint32_t magic;		/* AGENT_REQ_MAGIC */
@@ -117,21 +127,35 @@ void agent_reply_init(struct agent_reply *r, int status, char *out,
 int agent_reply_send(int fd, struct agent_reply *r);
 void agent_reply_free(struct agent_reply *r);
 
+/*
+ * One message of a stream (text of at most AGENT_MSG_TEXT_MAX bytes;
+ * `status` for AGENT_MSG_EXIT), without blocking: 1 sent, 0 when the
+ * socket is full, -errno.
+ */
+#define AGENT_MSG_TEXT_MAX	(AGENT_MSG_MAX - sizeof(struct agent_msg))
+int agent_send_msg(int fd, enum agent_msg_type type, const char *text,
+		   size_t len, int status);
+
 /* ---- mrcctl's side ------------------------------------------------------ */
 
 enum agent_call_result {
 	AGENT_CALL_OK = 0,
 	AGENT_CALL_NOT_RUNNING,	/* no socket, or nobody listening on it */
-	AGENT_CALL_TIMEOUT,	/* mrcd did not answer in AGENT_TIMEOUT_MS */
+	AGENT_CALL_TIMEOUT,	/* mrcd was silent for AGENT_TIMEOUT_MS */
 	AGENT_CALL_FAILED,	/* anything else; reason in err */
+	AGENT_CALL_INTERRUPTED,	/* *stop was set (a signal) */
+	AGENT_CALL_OUTPUT_CLOSED, /* writing `out` failed, e.g. a closed pipe */
 };
 
 /*
  * Send argv to the mrcd of `sock_path` and copy its reply text to `out`
- * and `errf` as it arrives; *status gets the exit status it sent.
+ * and `errf` as it arrives (flushed message by message, for streams);
+ * *status gets the exit status it sent. A signal handler that sets *stop
+ * (installed without SA_RESTART) ends the call.
  */
 enum agent_call_result agent_call(const char *sock_path, int argc,
 				  char *const *argv, FILE *out, FILE *errf,
-				  int *status, char *err, size_t errlen);
+				  int *status, volatile sig_atomic_t *stop,
+				  char *err, size_t errlen);
 
 #endif
