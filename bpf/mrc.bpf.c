@@ -913,33 +913,45 @@ static __always_inline int ack_cumulative(struct mrc_tx_state *tx,
  * belong to future ones. Returns one past the highest PSN recorded, or
  * `base` when none.
  */
+/* OR 64 bits starting at PSN `base` into a PSN ring bitmap. */
+static __always_inline void ring_or64(__u64 *ring, __u32 base, __u64 bits)
+{
+	__u32 idx = base % MRC_WINDOW_MAX, word = idx / 64, shift = idx % 64;
+
+	__sync_fetch_and_or(&ring[word & (MRC_BITMAP_WORDS - 1)], bits << shift);
+	if (shift)
+		__sync_fetch_and_or(&ring[(word + 1) & (MRC_BITMAP_WORDS - 1)],
+				    bits >> (64 - shift));
+}
+
+/*
+ * Record a SACK bitmap of 64 PSNs from `base`: the acked ones in
+ * `sacked`, the whole window (clipped to [una, snd_nxt)) in `covered`.
+ * Returns one past the highest PSN acked.
+ */
 static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
 					  __u64 bits, __u32 una)
 {
 	__u32 nxt = READ_ONCE(tx->snd_nxt);
-	__u32 idx, word, shift;
+	__u64 window = ~0ULL;
 
 	if (mrc_psn_before(base, una)) {
 		__u32 skip = una - base;
 
-		bits = skip >= 64 ? 0 : bits & ~((1ULL << skip) - 1);
+		window = skip >= 64 ? 0 : window << skip;
 	}
 	if (!mrc_psn_before(base, nxt))
 		return base;
 	if (nxt - base < 64)
-		bits &= (1ULL << (nxt - base)) - 1;
-	if (!bits)
+		window &= (1ULL << (nxt - base)) - 1;
+	if (!window)
 		return base;
-
-	idx = base % MRC_WINDOW_MAX;
-	word = idx / 64;
-	shift = idx % 64;
-	__sync_fetch_and_or(&tx->sacked[word & (MRC_BITMAP_WORDS - 1)],
-			    bits << shift);
-	if (shift)
-		__sync_fetch_and_or(&tx->sacked[(word + 1) & (MRC_BITMAP_WORDS - 1)],
-				    bits >> (64 - shift));
-	return base + fls64(bits);
+	/* Acks first: a PSN is never seen covered but not yet acked. */
+	bits &= window;
+	if (bits)
+		ring_or64(tx->sacked, base, bits);
+	ring_or64(tx->covered, base, window);
+	return bits ? base + fls64(bits) : base;
 }
 
 struct loss_ctx {
@@ -986,6 +998,15 @@ static long loss_scan_step(__u32 i, void *data)
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
 	rec = sent_record(lc->qpn - 1, psn);
+	/*
+	 * No SACK has told us about this PSN (its SACK may have been lost on
+	 * a failed path): not evidence of a loss, unless it is very old.
+	 */
+	if (!bitmap_test(lc->tx->covered, psn) &&
+	    !(rec && lc->now - rec->sent_ns > lc->give_up_ns)) {
+		lc->to = psn;
+		return 1;
+	}
 	if (rec && !overtaken(lc, rec)) {
 		lc->to = psn;
 		return 1;
@@ -1165,6 +1186,9 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	if (reason)
 		return count_qp_drop(p->qpn - 1, reason);
 
+	/* cack + 1 is missing at the responder, or cack would be past it. */
+	if (mrc_psn_before(una, READ_ONCE(tx->snd_nxt)))
+		ring_or64(tx->covered, una, 1);
 	bits = (__u64)bpf_ntohl(sh->bitmap_hi) << 32 | bpf_ntohl(sh->bitmap_lo);
 	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
 	       bpf_ntohs(sh->bitmap_off);

@@ -493,10 +493,18 @@ struct mrc_tx_state {
 	/* Send time of the newest packet SACKed on each plane (XDP). */
 	__u64	acked_sent_ns[MRC_MAX_PLANES_ABI];
 	__u64	sacked[MRC_BITMAP_WORDS];	/* ring of SACKed PSNs */
+	/*
+	 * Ring of PSNs that the bitmap window of some received SACK spanned,
+	 * SACKed or not (XDP sets, libmrc clears with `sacked`). Only for
+	 * these does a missing bit mean the responder lacks the packet: a PSN
+	 * no arriving SACK spoke about (its SACK was lost on a failed path) is
+	 * not declared lost, so a broken return path never demotes good EVs.
+	 */
+	__u64	covered[MRC_BITMAP_WORDS];
 	struct mrc_wr_rec wr[MRC_WR_RING];
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
-		    48 + 8 * MRC_MAX_PLANES_ABI + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+		    48 + 8 * MRC_MAX_PLANES_ABI + 16 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
 
 /*
  * Loss detection tolerates reordering between paths (RACK, per plane): a

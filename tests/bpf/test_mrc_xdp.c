@@ -471,6 +471,9 @@ static void set_bit_of(__u64 *bm, __u32 psn)
 	bm[idx / 64] |= 1ULL << (idx % 64);
 }
 
+/* Mark PSNs [from, to) covered, as if SACK windows had shown them. */
+static void cover(__u32 from, __u32 to);
+
 static void mapped4(__u8 out[16], const __u8 a[4])
 {
 	memset(out, 0, 16);
@@ -1557,6 +1560,14 @@ static void test_probe_steered(void)
 
 static struct mrc_tx_state tx;		/* read back after SACKs/NACKs */
 
+static void cover(__u32 from, __u32 to)
+{
+	get_tx(&tx);
+	for (__u32 psn = from; psn != to; psn++)
+		set_bit_of(tx.covered, psn);
+	put_tx(&tx);
+}
+
 static void run_sack(const struct sack_spec *s, struct run *r)
 {
 	struct hdrs h = rx4();
@@ -1659,6 +1670,7 @@ static void test_sack_bitmap_offset_burst(void)
 	struct run r;
 
 	setup_qp(1);
+	cover(1010, 1078);	/* earlier SACKs showed these missing */
 	s.off = 5;				/* bit 0 = PSN 1015, bit 40 = 1055 */
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
@@ -1692,6 +1704,7 @@ static void test_sack_bitmap_offset_burst(void)
 
 	/* snd_nxt 1040: bits for 1040 and later are not ours to record. */
 	setup_qp(1);
+	cover(1010, 1040);
 	get_tx(&tx);
 	tx.snd_nxt = 1040;
 	tx.wr[2].last_psn = 1039;
@@ -1707,6 +1720,47 @@ static void test_sack_bitmap_offset_burst(void)
 	ASSERT_EQ(tx.sack_max, 1040, "sack_max capped at snd_nxt");
 	ASSERT_EQ(tx.loss_mark, 1037, "loss_mark");
 	ASSERT_EQ(drain_events(), 1037 - 1010 - 1 + 2, "26 losses, 2 completions");
+}
+
+/*
+ * A PSN no arriving SACK spoke about is no evidence of a loss: its SACK
+ * may have been lost on a failed return path. Only cack + 1 (which the
+ * cumulative ack says is missing) and the PSNs of a SACK's bitmap window
+ * are covered; the loss report stops at the first PSN not covered,
+ * unless that one is older than the give-up window.
+ */
+static void test_sack_uncovered_not_lost(void)
+{
+	struct sack_spec s = sspec(1009, 1ULL << 20);	/* off 10: 1020..1083, 1040 acked */
+	struct run r;
+
+	setup_qp(1);
+	s.off = 10;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	get_tx(&tx);
+	ASSERT_EQ(bit_of(tx.covered, 1010), 1, "cack + 1 covered by the cumulative ack");
+	ASSERT_EQ(bit_of(tx.covered, 1011), 0, "1011 not covered");
+	ASSERT_EQ(bit_of(tx.covered, 1019), 0, "1019 not covered");
+	ASSERT_EQ(bit_of(tx.covered, 1020), 1, "window start covered");
+	ASSERT_EQ(bit_of(tx.covered, 1083), 1, "window end covered");
+	ASSERT_EQ(bit_of(tx.covered, 1084), 0, "past the window");
+	/* 1010 is reported (unlogged: no reorder wait), 1011 stops the scan. */
+	ASSERT_EQ(tx.loss_mark, 1011, "report stops at the first uncovered PSN");
+	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, UNLOGGED_EV, 0);
+
+	/* A logged, uncovered PSN older than the give-up window is lost anyway. */
+	get_tx(&tx);
+	tx.rtt_peak_ns = 1000000;		/* give up after 2 ms */
+	put_tx(&tx);
+	put_rec(1011, 0, 1, 0, mono_ns() - 50000000);
+	put_rec(1012, 0, 1, 0, mono_ns());
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1, "the old uncovered PSN is lost");
+	expect_event(0, MRC_EVT_LOSS, 0, 1011, UNLOGGED_EV, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1012, "the young one stops the scan");
 }
 
 static void test_sack_beyond_snd_nxt(void)
@@ -5041,6 +5095,7 @@ int main(void)
 	RUN_TEST("mrc.sack_cumulative_completions", test_sack_cumulative_completions);
 	RUN_TEST("mrc.sack_gaps_losses_once", test_sack_gaps_losses_once);
 	RUN_TEST("mrc.sack_bitmap_offset_burst", test_sack_bitmap_offset_burst);
+	RUN_TEST("mrc.sack_uncovered_not_lost", test_sack_uncovered_not_lost);
 	RUN_TEST("mrc.sack_beyond_snd_nxt", test_sack_beyond_snd_nxt);
 	RUN_TEST("mrc.sack_rejects", test_sack_rejects);
 	RUN_TEST("mrc.sack_stale", test_sack_stale);
