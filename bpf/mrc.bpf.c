@@ -484,7 +484,7 @@ static __always_inline void skip_once(struct mrc_ev_entry *e)
 static __always_inline void emit_ev_event(__u32 slot,
 					  const struct mrc_qp_evs *evs,
 					  __u32 idx, __u32 word, __u8 reason,
-					  __u32 psn)
+					  __u32 psn, __u64 sent_ns)
 {
 	struct mrc_ctl_stats *cs = ctl_stats();
 	struct mrc_ev_event evt = {
@@ -497,6 +497,7 @@ static __always_inline void emit_ev_event(__u32 slot,
 		.state = MRC_EV_WORD_STATE(word),
 		.reason = reason,
 		.psn = psn,
+		.sent_ns = sent_ns,
 	};
 
 	if (bpf_ringbuf_output(&mrc_ev_events, &evt, sizeof(evt), 0)) {
@@ -530,7 +531,8 @@ static __always_inline int reserve_down(struct mrc_qp_evs *evs, __u32 n)
  * rotation and only its lost packets are resent elsewhere.
  */
 static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
-				     __u32 n, __u32 idx, __u8 reason, __u32 psn)
+				     __u32 n, __u32 idx, __u8 reason, __u32 psn,
+				     __u64 sent_ns)
 {
 	struct mrc_ev_entry *e;
 	struct mrc_ctl_stats *cs;
@@ -567,7 +569,7 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 	if ((MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) &&
 	    activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
 		__sync_fetch_and_or(&e->word, (__u32)MRC_EV_F_OWED << 24);
-	emit_ev_event(slot, evs, idx, nw, reason, psn);
+	emit_ev_event(slot, evs, idx, nw, reason, psn, sent_ns);
 	return 1;
 }
 
@@ -594,7 +596,7 @@ static __always_inline void always_skip_ev(__u32 slot, __u32 idx, __u32 psn)
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 
 	if (evs && info)
-		demote_ev(slot, evs, info->n_evs, idx, MRC_EVR_ALWAYS_SKIP, psn);
+		demote_ev(slot, evs, info->n_evs, idx, MRC_EVR_ALWAYS_SKIP, psn, 0);
 }
 
 /*
@@ -704,7 +706,7 @@ static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
 		__sync_fetch_and_add(&c->losses, 1);
 	if (!evs)
 		return 0;
-	demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn);
+	demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn, rec->sent_ns);
 	return evs->ev[idx & (MRC_MAX_EVS - 1)].ev;
 }
 
@@ -925,12 +927,11 @@ static __always_inline void ring_or64(__u64 *ring, __u32 base, __u64 bits)
 }
 
 /*
- * Record a SACK bitmap of 64 PSNs from `base`: the acked ones in
- * `sacked`, the whole window (clipped to [una, snd_nxt)) in `covered`.
- * Returns one past the highest PSN acked.
+ * The PSNs a SACK's bitmap speaks about: 64 from `base`, clipped to
+ * [una, snd_nxt). Empty (0) when the window lies outside.
  */
-static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
-					  __u64 bits, __u32 una)
+static __always_inline __u64 sack_window(struct mrc_tx_state *tx, __u32 base,
+					 __u32 una)
 {
 	__u32 nxt = READ_ONCE(tx->snd_nxt);
 	__u64 window = ~0ULL;
@@ -941,51 +942,79 @@ static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
 		window = skip >= 64 ? 0 : window << skip;
 	}
 	if (!mrc_psn_before(base, nxt))
-		return base;
+		return 0;
 	if (nxt - base < 64)
 		window &= (1ULL << (nxt - base)) - 1;
-	if (!window)
-		return base;
-	/* Acks first: a PSN is never seen covered but not yet acked. */
-	bits &= window;
-	if (bits)
-		ring_or64(tx->sacked, base, bits);
-	ring_or64(tx->covered, base, window);
-	return bits ? base + fls64(bits) : base;
+	return window;
 }
 
+/* Record the acked PSNs of a SACK; one past the highest acked, or base. */
+static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
+					  __u64 bits, __u64 window)
+{
+	bits &= window;
+	if (!bits)
+		return base;
+	ring_or64(tx->sacked, base, bits);
+	return base + fls64(bits);
+}
+
+/*
+ * Loss evidence comes from one SACK at a time: its bitmap window (and
+ * cack + 1) says which PSNs the responder lacked when it sent the SACK,
+ * and its trigger (the packet that made the responder send it) says how
+ * late that was. SACKs are sprayed and arrive out of order, and those on
+ * a failed path are lost; mixing an old window with a newer SACK's
+ * timing would call packets lost that arrived in between.
+ */
 struct loss_ctx {
 	struct mrc_tx_state *tx;
 	const struct mrc_qp_info *info;
 	struct mrc_qp_evs *evs;
 	struct mrc_qp_stats *st;
 	__u64 now, reorder_ns, give_up_ns;
+	__u64 trig_sent_ns;	/* 0: no send record of the trigger */
+	__u32 trig_plane, trig_ev;
+	__u32 implied;		/* this SACK's cack + 1 */
+	__u32 win_base;
+	__u64 window;		/* PSNs of its bitmap window shown missing */
 	__u32 qpn, from, to;
 };
 
-/* Has a later packet on the same EV or plane been acknowledged (or time run out)? */
-static __always_inline int overtaken(struct loss_ctx *lc,
-				     const struct mrc_send_rec *rec)
+/* Did this SACK's bitmap (or its cumulative ack) show psn missing? */
+static __always_inline int shown_missing(const struct loss_ctx *lc, __u32 psn)
 {
-	struct mrc_ev_counters *c = ev_counters(lc->qpn - 1, rec->ev_idx);
-	__u32 plane = rec->plane;
-	__u64 acked;
+	__u32 off = psn - lc->win_base;
 
-	if (lc->now - rec->sent_ns > lc->give_up_ns)
+	if (psn == lc->implied)
 		return 1;
-	/* A later packet on the same path arrived: this one will not. */
-	if (c && READ_ONCE(c->acked_sent_ns) > rec->sent_ns + MRC_EV_REORDER_NS)
-		return 1;
-	if (plane == 0 || plane > MRC_MAX_PLANES_ABI)
-		return 0;
-	acked = READ_ONCE(lc->tx->acked_sent_ns[(plane - 1) & (MRC_MAX_PLANES_ABI - 1)]);
-	return acked > rec->sent_ns + lc->reorder_ns;
+	return off < 64 && ((lc->window >> off) & 1);
 }
 
 /*
- * First pass: how far the holes are old enough to be losses. A hole
- * whose packet is younger than the reorder window ends the range: it and
- * everything after it wait for later SACKs.
+ * Was psn's packet overtaken: sent on the trigger's EV more than
+ * MRC_EV_REORDER_NS before it (one path is FIFO), on the trigger's plane
+ * more than the reorder window before it (planes differ by their queues,
+ * paths within one plane less), or longer ago than the give-up window?
+ */
+static __always_inline int overtaken(struct loss_ctx *lc,
+				     const struct mrc_send_rec *rec)
+{
+	if (lc->now - rec->sent_ns > lc->give_up_ns)
+		return 1;
+	if (!lc->trig_sent_ns)
+		return 0;
+	if (rec->ev_idx == lc->trig_ev &&
+	    lc->trig_sent_ns > rec->sent_ns + MRC_EV_REORDER_NS)
+		return 1;
+	return rec->plane == lc->trig_plane &&
+	       lc->trig_sent_ns > rec->sent_ns + lc->reorder_ns;
+}
+
+/*
+ * First pass: how far the holes are known losses. A hole this SACK did
+ * not show, or whose packet the trigger did not overtake, ends the range:
+ * it and everything after it wait for later SACKs.
  */
 static long loss_scan_step(__u32 i, void *data)
 {
@@ -998,16 +1027,7 @@ static long loss_scan_step(__u32 i, void *data)
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
 	rec = sent_record(lc->qpn - 1, psn);
-	/*
-	 * No SACK has told us about this PSN (its SACK may have been lost on
-	 * a failed path): not evidence of a loss, unless it is very old.
-	 */
-	if (!bitmap_test(lc->tx->covered, psn) &&
-	    !(rec && lc->now - rec->sent_ns > lc->give_up_ns)) {
-		lc->to = psn;
-		return 1;
-	}
-	if (rec && !overtaken(lc, rec)) {
+	if (!shown_missing(lc, psn) || (rec && !overtaken(lc, rec))) {
 		lc->to = psn;
 		return 1;
 	}
@@ -1082,7 +1102,9 @@ static __always_inline __u64 give_up_window(struct mrc_tx_state *tx)
  */
 static __always_inline void report_losses(struct mrc_tx_state *tx,
 					  const struct mrc_qp_info *info,
-					  __u32 qpn, __u32 una)
+					  __u32 qpn, __u32 una, __u32 implied,
+					  const struct mrc_send_rec *trig,
+					  __u32 win_base, __u64 window)
 {
 	__u32 sack_max = READ_ONCE(tx->sack_max);
 	__u32 mark = READ_ONCE(tx->loss_mark);
@@ -1101,6 +1123,14 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 	lc.now = bpf_ktime_get_ns();
 	lc.reorder_ns = reorder_window(tx);
 	lc.give_up_ns = give_up_window(tx);
+	lc.implied = implied;
+	lc.win_base = win_base;
+	lc.window = window;
+	if (trig) {
+		lc.trig_sent_ns = trig->sent_ns;
+		lc.trig_plane = trig->plane;
+		lc.trig_ev = trig->ev_idx;
+	}
 	bpf_loop(MRC_LOSS_BURST, loss_scan_step, &lc, 0);
 	if (lc.to == lc.from)
 		return;
@@ -1170,9 +1200,9 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	struct mrc_qp_info *info = NULL;
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
-	__u32 una = 0, base, top;
+	__u32 una = 0, base, top, trig_psn;
 	int reason = MRC_DROP_UNKNOWN_QP;
-	__u64 bits;
+	__u64 bits, window;
 
 	if ((void *)(sh + 1) > p->end ||
 	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*sh))
@@ -1186,20 +1216,21 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	if (reason)
 		return count_qp_drop(p->qpn - 1, reason);
 
-	/* cack + 1 is missing at the responder, or cack would be past it. */
-	if (mrc_psn_before(una, READ_ONCE(tx->snd_nxt)))
-		ring_or64(tx->covered, una, 1);
 	bits = (__u64)bpf_ntohl(sh->bitmap_hi) << 32 | bpf_ntohl(sh->bitmap_lo);
 	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
 	       bpf_ntohs(sh->bitmap_off);
-	top = record_sacks(tx, base, bits, una);
+	window = sack_window(tx, base, una);
+	top = record_sacks(tx, base, bits, window);
 	advance_u32(&tx->sack_max, top);
 
 	st = qp_stats(p->qpn - 1);
 	if (st)
 		st->rx_sack++;
-	sack_feedback(tx, p->qpn - 1, mrc_psn_extend(una, p->psn), sh->m);
-	report_losses(tx, info, p->qpn, una);
+	trig_psn = mrc_psn_extend(una, p->psn);
+	sack_feedback(tx, p->qpn - 1, trig_psn, sh->m);
+	/* cack + 1 of this SACK is missing, or its cack would be past it. */
+	report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
+		      sent_record(p->qpn - 1, trig_psn), base, window & ~bits);
 	emit_completions(tx, info, p->qpn, una);
 	return XDP_DROP;	/* consumed */
 }

@@ -493,18 +493,10 @@ struct mrc_tx_state {
 	/* Send time of the newest packet SACKed on each plane (XDP). */
 	__u64	acked_sent_ns[MRC_MAX_PLANES_ABI];
 	__u64	sacked[MRC_BITMAP_WORDS];	/* ring of SACKed PSNs */
-	/*
-	 * Ring of PSNs that the bitmap window of some received SACK spanned,
-	 * SACKed or not (XDP sets, libmrc clears with `sacked`). Only for
-	 * these does a missing bit mean the responder lacks the packet: a PSN
-	 * no arriving SACK spoke about (its SACK was lost on a failed path) is
-	 * not declared lost, so a broken return path never demotes good EVs.
-	 */
-	__u64	covered[MRC_BITMAP_WORDS];
 	struct mrc_wr_rec wr[MRC_WR_RING];
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
-		    48 + 8 * MRC_MAX_PLANES_ABI + 16 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+		    48 + 8 * MRC_MAX_PLANES_ABI + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
 
 /*
  * Loss detection tolerates reordering between paths (RACK, per plane): a
@@ -699,8 +691,13 @@ struct mrc_ev_event {
 	__u8	reason;		/* enum mrc_ev_reason */
 	__u32	psn;		/* LOSS: the PSN found lost */
 	__u32	pad;
+	/*
+	 * LOSS: when the lost packet was sent; time_ns - sent_ns bounds how
+	 * long the path was bad before the sender stopped using it.
+	 */
+	__u64	sent_ns;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ev_event, 32);
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_event, 40);
 
 /* Counters of the control paths (single-entry per-CPU array mrc_ctl_stats). */
 struct mrc_ctl_stats {

@@ -233,11 +233,12 @@ check "exit 0" rc_is 0
 check "every line a JSON object" jqe -s 'length > 0 and all(type == "object")'
 check "all keys" jqe -s 'all(has("seq") and has("time_ns") and has("qpn") and has("profile")
 	and has("idx") and has("ev") and has("plane") and has("state") and has("prev_state")
-	and has("reason") and has("psn") and has("dropped"))'
+	and has("reason") and has("psn") and has("lost_sent_ns") and has("dropped"))'
 check "seq increases" jqe -s '[.[].seq] as $s | [range(1; $s | length) | $s[.] > $s[. - 1]] | all'
 check "states named" jqe -s 'all(.state | test("^(GOOD|SKIP|ASSUMED_BAD|DENIED)$"))'
 check "reasons named" jqe -s 'all(.reason | test("^(loss|timeout|always_skip|port_down|peer_port_down|probes_ok|unknown)$"))'
 check "psn only for loss" jqe -s 'all((.reason == "loss") == (.psn != null))'
+check "lost_sent_ns only for loss, before the event" jqe -s 'all(if .reason == "loss" then .lost_sent_ns > 0 and .lost_sent_ns <= .time_ns else .lost_sent_ns == null end)'
 ctl h1 events --no-follow
 check "text lines" eq "$(grep -cv '^[0-9]*\.[0-9]\{3\} qp=[0-9]* profile=[0-9]* idx=[0-9]* ev=0x[0-9a-f]* plane=[0-9] [A-Z_]*->[A-Z_]* reason=[a-z_]*\( psn=[0-9]*\)\? dropped=[0-9]*$' "$tmp/out")" 0
 ctl h1 events --all --count 2 --json

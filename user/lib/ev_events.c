@@ -89,18 +89,21 @@ static size_t format_text(const struct ev_record *r, uint64_t start_ns,
 static size_t format_json(const struct ev_record *r, uint64_t dropped,
 			  char *buf, size_t len)
 {
-	char psn[16] = "null";
+	char psn[16] = "null", sent[24] = "null";
 	int n;
 
-	if (r->reason == MRC_EVR_LOSS)
+	if (r->reason == MRC_EVR_LOSS) {
 		snprintf(psn, sizeof(psn), "%u", r->psn);
+		snprintf(sent, sizeof(sent), "%" PRIu64, r->sent_ns);
+	}
 	n = snprintf(buf, len, "{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64
 		     ", \"qpn\": %u, \"profile\": %u, \"idx\": %u, \"ev\": %u, "
 		     "\"plane\": %u, \"state\": \"%s\", \"prev_state\": \"%s\", "
-		     "\"reason\": \"%s\", \"psn\": %s, \"dropped\": %" PRIu64 "}\n",
+		     "\"reason\": \"%s\", \"psn\": %s, \"lost_sent_ns\": %s, "
+		     "\"dropped\": %" PRIu64 "}\n",
 		     r->seq, r->time_ns, r->qpn, r->profile, r->idx, r->ev, r->plane,
 		     ev_state_label(r->state), ev_state_label(r->prev_state),
-		     ev_reason_name(r->reason), psn, dropped);
+		     ev_reason_name(r->reason), psn, sent, dropped);
 	return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 

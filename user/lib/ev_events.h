@@ -32,6 +32,7 @@ struct ev_record {
 	uint32_t qpn;
 	uint32_t ev;
 	uint32_t psn;		/* MRC_EVR_LOSS only */
+	uint64_t sent_ns;	/* MRC_EVR_LOSS: when the lost packet was sent */
 	uint16_t idx;
 	uint16_t plane;
 	uint16_t profile;

@@ -654,6 +654,7 @@ static int on_ring_event(void *ctx, void *data, size_t size)
 		.qpn = x->qpn,
 		.ev = x->ev,
 		.psn = x->psn,
+		.sent_ns = x->sent_ns,
 		.idx = x->idx,
 		.plane = x->plane,
 		.profile = x->profile,

@@ -184,15 +184,21 @@ static int open_socket(struct mrc_context *ctx)
 {
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	socklen_t len = sizeof(addr);
-	int off = 0, on = 1, size = 8 << 20, ect0 = 0x02;
+	int off = 0, on = 1, size = 8 << 20, rcv_size = 64 << 20, ect0 = 0x02;
 
 	ctx->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			   0);
 	if (ctx->sock < 0)
 		return -errno;
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	/* Bursts of a whole window arrive at once: give them room. */
-	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	/*
+	 * Room for every QP's whole window at once: when the process is off
+	 * the CPU for a few ms, a full socket would drop packets, which the
+	 * sender must take for losses on the paths that carried them and
+	 * demote good EVs. 64 MiB (a cap, not an allocation) holds 4096
+	 * 9000-byte packets at the kernel's accounting of about 2x.
+	 */
+	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcv_size, sizeof(rcv_size));
 	setsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
 	/* ECN-capable, so congested switches mark (CE) instead of dropping. */
 	setsockopt(ctx->sock, IPPROTO_IP, IP_TOS, &ect0, sizeof(ect0));

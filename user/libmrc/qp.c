@@ -406,7 +406,6 @@ static void reset_requester(struct mrc_qp *qp)
 	uint32_t psn = qp->attr.sq_psn;
 
 	memset(tx->sacked, 0, sizeof(tx->sacked));
-	memset(tx->covered, 0, sizeof(tx->covered));
 	memset(tx->acked_sent_ns, 0, sizeof(tx->acked_sent_ns));
 	tx->srtt_ns = tx->rttvar_ns = tx->rtt_peak_ns = 0;
 	tx->wr_head = tx->wr_tail = 0;

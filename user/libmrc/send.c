@@ -290,7 +290,6 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 			break;
 		/* This ring slot may still hold bits of psn - window. */
 		mrc_bit_clear(qp->tx->sacked, psn);
-		mrc_bit_clear(qp->tx->covered, psn);
 		qp->snd_nxt = psn + 1;
 		__atomic_store_n(&qp->tx->snd_nxt, qp->snd_nxt, __ATOMIC_RELEASE);
 		add_packet(qp, b, wqe, qp->sq_next_pkt, false);
