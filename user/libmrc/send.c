@@ -336,31 +336,35 @@ static uint64_t backoff_ns(const struct mrc_qp *qp)
 }
 
 /*
- * A timeout with nothing SACKed: the paths of the packets that got no
- * answer are suspects. An EV on which nothing sent since the packet was
- * acknowledged either goes ASSUMED_BAD (mrcd reports it and probes it);
- * the resends then avoid it. Bounded to the first TIMEOUT_BLAME_MAX
- * holes: enough to name the dead paths, cheap on a long window.
+ * A timeout: the paths of the packets that waited a whole timeout for an
+ * answer are suspects (not the ones just sent, whatever their path). An
+ * EV on which nothing sent since such a packet was acknowledged either
+ * goes ASSUMED_BAD (mrcd reports it and probes it); the resends then
+ * avoid it. Bounded to the first TIMEOUT_BLAME_MAX holes: enough to name
+ * the dead paths, cheap on a long window.
  */
 #define TIMEOUT_BLAME_MAX	64
 
-static void demote_silent_evs(struct mrc_qp *qp, uint32_t una)
+static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 {
 	static __thread struct mrc_send_log log;	/* 64 KiB: not on the stack */
 	static __thread struct mrc_qp_ev_stats stats;
 	struct mrc_context *ctx = qp->ctx;
 	struct mrc_qp_evs *evs;
 	uint32_t blamed = 0;
+	uint64_t timeout;
 
 	if (!ctx->evs_map || qp->n_evs == 0 ||
 	    bpf_map_lookup_elem(ctx->fd_send_log, &qp->slot, &log) ||
 	    bpf_map_lookup_elem(ctx->fd_ev_stats, &qp->slot, &stats))
 		return;
 	evs = ev_table_at(ctx->evs_map, qp->slot);
+	timeout = rto_ns(qp);
 	for (uint32_t psn = una; psn != qp->snd_nxt && blamed < TIMEOUT_BLAME_MAX; psn++) {
 		const struct mrc_send_rec *rec = &log.rec[psn % MRC_WINDOW_MAX];
 
-		if (mrc_bit_test(qp->tx->sacked, psn) || rec->psn != psn)
+		if (mrc_bit_test(qp->tx->sacked, psn) || rec->psn != psn ||
+		    now - rec->sent_ns < timeout)
 			continue;
 		blamed++;
 		if (stats.ev[rec->ev_idx].acked_sent_ns >= rec->sent_ns)
@@ -403,7 +407,7 @@ static void run_timer(struct mrc_qp *qp)
 		return;
 	}
 	qp->rto_deadline_ns = now + backoff_ns(qp);
-	demote_silent_evs(qp, una);
+	demote_silent_evs(qp, una, now);
 	resend_unacked(qp, una);
 }
 
