@@ -1000,10 +1000,22 @@ static __always_inline int shown_missing(const struct loss_ctx *lc, __u32 psn)
 static __always_inline int overtaken(struct loss_ctx *lc,
 				     const struct mrc_send_rec *rec)
 {
+	__u8 state;
+
 	if (lc->now - rec->sent_ns > lc->give_up_ns)
 		return 1;
 	if (!lc->trig_sent_ns)
 		return 0;
+	/*
+	 * Its EV is already out of service (a loss, port status, the
+	 * controller): a packet still missing on it is lost as soon as a
+	 * trigger on any plane overtook it, so a dead plane's packets are
+	 * resent without waiting for a trigger that plane cannot deliver.
+	 */
+	state = lc->evs ? READ_ONCE(lc->evs->ev[rec->ev_idx & (MRC_MAX_EVS - 1)].state) : 0;
+	if ((state == MRC_EV_ASSUMED_BAD || state == MRC_EV_DENIED) &&
+	    lc->trig_sent_ns > rec->sent_ns + lc->reorder_ns)
+		return 1;
 	if (rec->ev_idx == lc->trig_ev &&
 	    lc->trig_sent_ns > rec->sent_ns + MRC_EV_REORDER_NS)
 		return 1;
@@ -1125,6 +1137,7 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 	lc.give_up_ns = give_up_window(tx);
 	lc.implied = implied;
 	lc.win_base = win_base;
+	lc.evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
 	lc.window = window;
 	if (trig) {
 		lc.trig_sent_ns = trig->sent_ns;
@@ -1137,7 +1150,6 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 	if (__sync_val_compare_and_swap(&tx->loss_mark, mark, lc.to) != mark)
 		return;		/* another CPU reports this range */
 	lc.st = qp_stats(slot);
-	lc.evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
 	bpf_loop(MRC_LOSS_BURST, report_loss_step, &lc, 0);
 }
 
@@ -1854,10 +1866,20 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 
+/* Did mrcd see this plane's link go down? */
+static __always_inline int plane_is_down(__u32 plane)
+{
+	__u32 key = plane - 1;
+	struct mrc_plane *pl = bpf_map_lookup_elem(&mrc_planes, &key);
+
+	return pl && (READ_ONCE(pl->flags) & MRC_PLANE_F_DOWN);
+}
+
 /*
  * SACK/NACK from the responder: spread over the planes and the EVs the
  * data direction used on each (learned by XDP), so acknowledgements take
- * working paths too and no single path carries them all.
+ * working paths too and no single path carries them all. A plane whose
+ * link is down is passed over.
  */
 static __always_inline int spray_ack(struct __sk_buff *skb,
 				     const struct l4_info *l4, __u32 slot)
@@ -1876,7 +1898,7 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 		p &= MRC_MAX_PLANES_ABI - 1;
 		/* Only the slots the plane's data has filled so far. */
 		filled = READ_ONCE(rev->next[p]);
-		if (filled == 0)
+		if (filled == 0 || plane_is_down(p + 1))
 			continue;
 		if (filled > MRC_REV_EVS)
 			filled = MRC_REV_EVS;

@@ -499,21 +499,23 @@ MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
 		    48 + 8 * MRC_MAX_PLANES_ABI + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
 
 /*
- * Loss detection tolerates reordering between paths (RACK, per plane): a
- * hole below the highest SACK is lost once a packet sent on the same plane
- * more than srtt / MRC_REORDER_FRACTION later has been acknowledged (each
- * plane is nearly FIFO, while planes differ in delay by their queues), or
- * once it is older than twice the recent peak RTT (a plane that stopped
- * acknowledging altogether).
+ * Loss detection tolerates reordering (RACK): a hole that a SACK's bitmap
+ * shows missing is lost when the packet that triggered that SACK was sent
+ * on the same plane more than srtt / MRC_REORDER_FRACTION (at least
+ * MRC_REORDER_MIN_NS) after the hole (each plane is nearly FIFO, while
+ * planes differ in delay by their queues), or once it is older than twice
+ * the recent peak RTT (a plane that stopped acknowledging altogether).
  */
 #define MRC_REORDER_FRACTION	8
-#define MRC_REORDER_MIN_NS	50000
+#define MRC_REORDER_MIN_NS	250000
 /*
- * On one EV (one path, FIFO queues) a hole is lost as soon as a packet
- * sent on the same EV this much later has been acknowledged: the slack
- * only absorbs send-time jitter between CPUs.
+ * On one EV (one path, FIFO queues) a hole is lost once the trigger was
+ * sent on the same EV this much later. The slack is not for the fabric
+ * but for the host: packets sent from two CPUs go through two per-CPU
+ * backlogs, and a busy CPU holds its backlog back for a while (0.2-6 ms
+ * measured in the 2-core lab).
  */
-#define MRC_EV_REORDER_NS	20000
+#define MRC_EV_REORDER_NS	250000
 
 /* Records XDP writes to a context's event ring. */
 enum mrc_event_type {
@@ -573,9 +575,14 @@ MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
  * A plane interface mrcd serves (array indexed by plane - 1), with the
  * source addresses TC egress writes when it moves a packet to this plane.
  */
+enum mrc_plane_flags {
+	/* The link is down (mrcd's link watch): TC sends no ACK this way. */
+	MRC_PLANE_F_DOWN	= 1 << 0,
+};
+
 struct mrc_plane {
 	__u32	ifindex;	/* 0 = unused */
-	__u32	flags;
+	__u32	flags;		/* enum mrc_plane_flags */
 	char	name[16];
 	__u8	addr4[4];	/* network order; 0 = none */
 	__u8	addr6[16];	/* 0 = none */

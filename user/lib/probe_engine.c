@@ -809,6 +809,23 @@ static int probe_plane_now(struct probe_engine *pe, uint16_t plane, const uint8_
 	return matched;
 }
 
+/* Tell TC (mrc_planes flags) so no ACK is sent into a dead link. */
+static void mark_plane_link(struct probe_engine *pe, int plane, bool up)
+{
+	__u32 key = (__u32)plane - 1;
+	struct mrc_plane mp;
+
+	if (bpf_map_lookup_elem(pe->cfg.fd_planes, &key, &mp))
+		return;
+	if (up)
+		mp.flags &= ~(__u32)MRC_PLANE_F_DOWN;
+	else
+		mp.flags |= MRC_PLANE_F_DOWN;
+	if (bpf_map_update_elem(pe->cfg.fd_planes, &key, &mp, BPF_EXIST))
+		fprintf(stderr, "mrcd: cannot mark plane %d %s: %s\n", plane,
+			up ? "up" : "down", strerror(errno));
+}
+
 static void on_link_change(void *arg, int ifindex, bool up)
 {
 	struct probe_engine *pe = arg;
@@ -821,6 +838,7 @@ static void on_link_change(void *arg, int ifindex, bool up)
 		p->up = up;
 		fprintf(stderr, "mrcd: plane %d (%s) is %s\n", i + 1, p->name,
 			up ? "up: probing its EVs" : "down: its EVs are ASSUMED_BAD");
+		mark_plane_link(pe, i + 1, up);
 		if (up)
 			probe_plane_now(pe, (uint16_t)(i + 1), NULL);
 		else

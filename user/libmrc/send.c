@@ -336,8 +336,8 @@ static uint64_t backoff_ns(const struct mrc_qp *qp)
 }
 
 /*
- * A timeout: the paths of the packets that waited a whole timeout for an
- * answer are suspects (not the ones just sent, whatever their path). An
+ * A second timeout in a row: the paths of the packets that waited a whole
+ * timeout for an answer are suspects (not the ones just sent). An
  * EV on which nothing sent since such a packet was acknowledged either
  * goes ASSUMED_BAD (mrcd reports it and probes it); the resends then
  * avoid it. Bounded to the first TIMEOUT_BLAME_MAX holes: enough to name
@@ -345,19 +345,42 @@ static uint64_t backoff_ns(const struct mrc_qp *qp)
  */
 #define TIMEOUT_BLAME_MAX	64
 
+/*
+ * When each EV last delivered: the newest send time of a packet on it that
+ * the responder acknowledged, cumulatively (below una) or selectively,
+ * from the whole send log (the trigger-only counters of XDP see one SACK
+ * in 16 and would call most paths silent).
+ */
+static void ev_last_delivered(const struct mrc_qp *qp, const struct mrc_send_log *log,
+			      uint32_t una, uint64_t *last)
+{
+	memset(last, 0, MRC_MAX_EVS * sizeof(*last));
+	for (uint32_t i = 0; i < MRC_WINDOW_MAX; i++) {
+		const struct mrc_send_rec *rec = &log->rec[i];
+		uint32_t psn = rec->psn;
+
+		if (!rec->sent_ns || qp->snd_nxt - psn > MRC_WINDOW_MAX ||
+		    !mrc_psn_before(psn, qp->snd_nxt))
+			continue;	/* empty, or older than the ring */
+		if ((mrc_psn_before(psn, una) || mrc_bit_test(qp->tx->sacked, psn)) &&
+		    rec->sent_ns > last[rec->ev_idx])
+			last[rec->ev_idx] = rec->sent_ns;
+	}
+}
+
 static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 {
 	static __thread struct mrc_send_log log;	/* 64 KiB: not on the stack */
-	static __thread struct mrc_qp_ev_stats stats;
+	static __thread uint64_t delivered[MRC_MAX_EVS];
 	struct mrc_context *ctx = qp->ctx;
 	struct mrc_qp_evs *evs;
 	uint32_t blamed = 0;
 	uint64_t timeout;
 
 	if (!ctx->evs_map || qp->n_evs == 0 ||
-	    bpf_map_lookup_elem(ctx->fd_send_log, &qp->slot, &log) ||
-	    bpf_map_lookup_elem(ctx->fd_ev_stats, &qp->slot, &stats))
+	    bpf_map_lookup_elem(ctx->fd_send_log, &qp->slot, &log))
 		return;
+	ev_last_delivered(qp, &log, una, delivered);
 	evs = ev_table_at(ctx->evs_map, qp->slot);
 	timeout = rto_ns(qp);
 	for (uint32_t psn = una; psn != qp->snd_nxt && blamed < TIMEOUT_BLAME_MAX; psn++) {
@@ -367,8 +390,8 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 		    now - rec->sent_ns < timeout)
 			continue;
 		blamed++;
-		if (stats.ev[rec->ev_idx].acked_sent_ns >= rec->sent_ns)
-			continue;	/* the path answers: not this one */
+		if (delivered[rec->ev_idx] >= rec->sent_ns)
+			continue;	/* the path delivered later packets: not this one */
 		if (ev_demote(evs, qp->n_evs, rec->ev_idx, MRC_EV_F_BY_TIMEOUT) == EV_CHANGED)
 			qp->counters.ev_timeouts++;
 	}
@@ -407,7 +430,14 @@ static void run_timer(struct mrc_qp *qp)
 		return;
 	}
 	qp->rto_deadline_ns = now + backoff_ns(qp);
-	demote_silent_evs(qp, una, now);
+	/*
+	 * Not on the first timeout: a stalled window also stalls the SACKs
+	 * (they follow data), so packets delivered high in the window may
+	 * not have been reported yet. The first timeout's resends draw SACKs
+	 * for all of them; what is still unanswered at the second is not.
+	 */
+	if (qp->retries >= 2)
+		demote_silent_evs(qp, una, now);
 	resend_unacked(qp, una);
 }
 
