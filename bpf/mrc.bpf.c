@@ -1106,9 +1106,9 @@ static __always_inline __u64 give_up_window(struct mrc_tx_state *tx)
 }
 
 /*
- * Holes below the highest selective ack (by more than DUPTHRESH PSNs and
- * overtaken on their plane, see MRC_REORDER_FRACTION) are lost. loss_mark remembers how far we
- * reported, so each hole is reported once (a timeout in libmrc rewinds
+ * Holes below sack_max - DUPTHRESH that this SACK shows missing and whose
+ * packet its trigger overtook (see overtaken()) are lost. loss_mark
+ * remembers how far we reported, so each hole is reported once (a timeout in libmrc rewinds
  * it); the range is claimed with a compare-and-swap so two CPUs never
  * report the same PSN.
  */

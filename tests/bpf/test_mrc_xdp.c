@@ -471,9 +471,6 @@ static void set_bit_of(__u64 *bm, __u32 psn)
 	bm[idx / 64] |= 1ULL << (idx % 64);
 }
 
-/* Mark PSNs [from, to) covered, as if SACK windows had shown them. */
-static void cover(__u32 from, __u32 to);
-
 static void mapped4(__u8 out[16], const __u8 a[4])
 {
 	memset(out, 0, 16);
@@ -1560,14 +1557,6 @@ static void test_probe_steered(void)
 
 static struct mrc_tx_state tx;		/* read back after SACKs/NACKs */
 
-static void cover(__u32 from, __u32 to)
-{
-	get_tx(&tx);
-	for (__u32 psn = from; psn != to; psn++)
-		set_bit_of(tx.covered, psn);
-	put_tx(&tx);
-}
-
 static void run_sack(const struct sack_spec *s, struct run *r)
 {
 	struct hdrs h = rx4();
@@ -1659,8 +1648,12 @@ static void test_sack_gaps_losses_once(void)
 }
 
 /*
- * bitmap_off moves the bitmap; bits land in two ring words; losses are
- * reported MRC_LOSS_BURST PSNs per SACK; bits at or past snd_nxt are ignored.
+ * bitmap_off moves the bitmap; bits land in two ring words. A SACK shows
+ * missing only its cack + 1 and the zero bits of its window, so the holes
+ * between them are not reported; a SACK whose window covers the holes
+ * reports them, MRC_LOSS_BURST PSNs per SACK, the next SACK the rest. Bits
+ * at or past snd_nxt are ignored. The holes have no send-log record: shown
+ * missing is all they need to be lost.
  */
 static void test_sack_bitmap_offset_burst(void)
 {
@@ -1670,7 +1663,6 @@ static void test_sack_bitmap_offset_burst(void)
 	struct run r;
 
 	setup_qp(1);
-	cover(1010, 1078);	/* earlier SACKs showed these missing */
 	s.off = 5;				/* bit 0 = PSN 1015, bit 40 = 1055 */
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
@@ -1680,36 +1672,55 @@ static void test_sack_bitmap_offset_burst(void)
 	ASSERT_EQ(tx.sacked[15], 1ULL << 55, "ring word 15");
 	ASSERT_EQ(tx.sacked[16], 1ULL << 31, "ring word 16");
 	ASSERT_EQ(tx.sack_max, 1056, "sack_max");
-	/* Holes 1010..1052 minus 1015; one SACK reports 1010..1041. */
-	ASSERT_EQ(tx.loss_mark, 1010 + MRC_LOSS_BURST, "loss_mark after one burst");
+	/* 1010 is cack + 1; 1011..1014 lie below the window (1015..1078). */
+	ASSERT_EQ(tx.loss_mark, 1011, "report stops at 1011, below the window");
+	ASSERT_EQ(drain_events(), 1 + 2, "one loss and 2 completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, UNLOGGED_EV, 0);
+	expect_event(1, MRC_EVT_COMPLETION, WR_ID_A, 1004, 0, 0);
+	expect_event(2, MRC_EVT_COMPLETION, WR_ID_B, 1009, 0, 0);
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 0, "1011..1014 never shown missing: not lost");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "loss_mark unchanged");
+
+	/* Window 1010..1073 (off 0), the same two acks: it shows the holes. */
+	s.off = 0;
+	s.bitmap = 1ULL << 5 | 1ULL << 45;	/* 1015, 1055 */
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	get_tx(&tx);
+	ASSERT_EQ(tx.sacked[15], 1ULL << 55, "ring word 15 (off 0)");
+	ASSERT_EQ(tx.sacked[16], 1ULL << 31, "ring word 16 (off 0)");
+	/* Holes 1011..1052 minus 1015; one SACK reports 1011..1042. */
+	ASSERT_EQ(tx.loss_mark, 1011 + MRC_LOSS_BURST, "loss_mark after one burst");
 	n = drain_events();
-	ASSERT_EQ(n, MRC_LOSS_BURST - 1 + 2, "31 losses and 2 completions");
-	for (i = 0, psn = 1010; psn < 1010 + MRC_LOSS_BURST; psn++) {
+	ASSERT_EQ(n, MRC_LOSS_BURST - 1, "a burst of losses but 1015");
+	for (i = 0, psn = 1011; psn < 1011 + MRC_LOSS_BURST; psn++) {
 		if (psn == 1015)
 			continue;
 		expect_event(i++, MRC_EVT_LOSS, 0, psn, UNLOGGED_EV, 0);
 	}
-	expect_event(i++, MRC_EVT_COMPLETION, WR_ID_A, 1004, 0, 0);
-	expect_event(i, MRC_EVT_COMPLETION, WR_ID_B, 1009, 0, 0);
 	/* The next SACK reports the rest, up to sack_max - DUPTHRESH. */
 	run_sack(&s, &r);
 	n = drain_events();
-	ASSERT_EQ(n, 1053 - 1042, "rest of the holes");
-	for (i = 0, psn = 1042; psn < 1053; psn++)
+	ASSERT_EQ(n, 1053 - 1043, "rest of the holes");
+	for (i = 0, psn = 1043; psn < 1053; psn++)
 		expect_event(i++, MRC_EVT_LOSS, 0, psn, UNLOGGED_EV, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1053, "loss_mark at sack_max - DUPTHRESH");
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 0, "nothing left to report");
+	ASSERT_EQ(read_qp_stats(SLOT).losses, MRC_LOSS_BURST - 1 + 1 + 10,
+		  "qp_stats.losses: each hole once");
 
 	/* snd_nxt 1040: bits for 1040 and later are not ours to record. */
 	setup_qp(1);
-	cover(1010, 1040);
 	get_tx(&tx);
 	tx.snd_nxt = 1040;
 	tx.wr[2].last_psn = 1039;
 	put_tx(&tx);
-	s.bitmap = 1ULL | 1ULL << 24 | 1ULL << 25 | 1ULL << 40;	/* 1015 1039 1040 1055 */
+	s = sspec(1009, 1ULL << 5 | 1ULL << 29 | 1ULL << 30 | 1ULL << 45);
+	/* 1015 1039 1040 1055 */
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	get_tx(&tx);
@@ -1720,47 +1731,6 @@ static void test_sack_bitmap_offset_burst(void)
 	ASSERT_EQ(tx.sack_max, 1040, "sack_max capped at snd_nxt");
 	ASSERT_EQ(tx.loss_mark, 1037, "loss_mark");
 	ASSERT_EQ(drain_events(), 1037 - 1010 - 1 + 2, "26 losses, 2 completions");
-}
-
-/*
- * A PSN no arriving SACK spoke about is no evidence of a loss: its SACK
- * may have been lost on a failed return path. Only cack + 1 (which the
- * cumulative ack says is missing) and the PSNs of a SACK's bitmap window
- * are covered; the loss report stops at the first PSN not covered,
- * unless that one is older than the give-up window.
- */
-static void test_sack_uncovered_not_lost(void)
-{
-	struct sack_spec s = sspec(1009, 1ULL << 20);	/* off 10: 1020..1083, 1040 acked */
-	struct run r;
-
-	setup_qp(1);
-	s.off = 10;
-	run_sack(&s, &r);
-	expect_xdp_drop(&r);
-	get_tx(&tx);
-	ASSERT_EQ(bit_of(tx.covered, 1010), 1, "cack + 1 covered by the cumulative ack");
-	ASSERT_EQ(bit_of(tx.covered, 1011), 0, "1011 not covered");
-	ASSERT_EQ(bit_of(tx.covered, 1019), 0, "1019 not covered");
-	ASSERT_EQ(bit_of(tx.covered, 1020), 1, "window start covered");
-	ASSERT_EQ(bit_of(tx.covered, 1083), 1, "window end covered");
-	ASSERT_EQ(bit_of(tx.covered, 1084), 0, "past the window");
-	/* 1010 is reported (unlogged: no reorder wait), 1011 stops the scan. */
-	ASSERT_EQ(tx.loss_mark, 1011, "report stops at the first uncovered PSN");
-	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, UNLOGGED_EV, 0);
-
-	/* A logged, uncovered PSN older than the give-up window is lost anyway. */
-	get_tx(&tx);
-	tx.rtt_peak_ns = 1000000;		/* give up after 2 ms */
-	put_tx(&tx);
-	put_rec(1011, 0, 1, 0, mono_ns() - 50000000);
-	put_rec(1012, 0, 1, 0, mono_ns());
-	run_sack(&s, &r);
-	ASSERT_EQ(drain_events(), 1, "the old uncovered PSN is lost");
-	expect_event(0, MRC_EVT_LOSS, 0, 1011, UNLOGGED_EV, 0);
-	get_tx(&tx);
-	ASSERT_EQ(tx.loss_mark, 1012, "the young one stops the scan");
 }
 
 static void test_sack_beyond_snd_nxt(void)
@@ -3672,7 +3642,9 @@ static void test_xdp_swap_retired_ev(void)
 /*
  * A hole reported as lost carries the EV its PSN went out on (send log)
  * and counts a loss on it; a hole without a record of its own carries 0
- * (and, its send time unknown, is lost at once).
+ * (and, its send time unknown, is lost as soon as a SACK shows it
+ * missing). Here the SACK's window (off 0) shows both holes missing, the
+ * logged ones are past the give-up window.
  */
 static void test_xdp_blame_loss(void)
 {
@@ -3710,23 +3682,26 @@ static void test_xdp_blame_loss(void)
 }
 
 /*
- * Holes with a send-log record are lost only when overtaken on their own
- * plane: a packet sent more than the reorder window (srtt / 8, at least
- * MRC_REORDER_MIN_NS) after the hole has been acknowledged on that plane;
- * or when older than the give-up window (2 x rtt_peak, at least 4 x
- * MRC_REORDER_MIN_NS). The first hole not yet lost ends the report.
+ * Holes with a send-log record that the SACK shows missing are lost only
+ * when overtaken on their own plane: the SACK's trigger was sent on that
+ * plane more than the reorder window (srtt / 8, at least
+ * MRC_REORDER_MIN_NS) after the hole; or when older than the give-up
+ * window (2 x rtt_peak, at least 4 x MRC_REORDER_MIN_NS). The first hole
+ * not yet lost ends the report. Holes and triggers are on different EVs,
+ * so the per-EV rule (MRC_EV_REORDER_NS) never applies. The planes' acked
+ * send times (tx.acked_sent_ns) are still kept but decide nothing.
  */
 static void test_xdp_rack_losses(void)
 {
 	/* The later packets go on EV 2: same plane as EV 0, another path. */
 	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), ACT(0xB0, 2),
-						   ACT(0xA1, 1) };
+						   ACT(0xA1, 1), ACT(0xB1, 2) };
 	/* Bit i = PSN 1010 + i: PSNs 1012..1020 acked, holes 1010 and 1011. */
 	struct sack_spec s = sspec(1009, 0x7FCULL);
 	__u64 t0;
 	struct run r;
 
-	setup_table(MRC_EVF_UDP, tab, 3, NULL);
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
 	get_tx(&tx);
 	tx.srtt_ns = 8000000;			/* reorder window ~1 ms */
 	tx.rttvar_ns = 1000000;
@@ -3736,7 +3711,7 @@ static void test_xdp_rack_losses(void)
 	put_rec(1010, 0, 1, 0, t0);		/* hole on plane 1 */
 	put_rec(1011, 1, 2, 0, t0);		/* hole on plane 2 */
 
-	/* Acked on plane 1 but sent only 0.5 ms after the holes: reordering. */
+	/* Trigger on plane 1 but sent only 0.5 ms after the holes: reordering. */
 	put_rec(1020, 2, 1, 0, t0 + 500000);
 	s.psn = 1020;
 	run_sack(&s, &r);
@@ -3744,7 +3719,7 @@ static void test_xdp_rack_losses(void)
 	ASSERT_EQ(drain_events(), 2, "completions only: holes may be reordered");
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, TX_UNA, "nothing reported");
-	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 500000, "plane 1 acked send time");
+	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 500000, "plane 1 acked send time (kept)");
 
 	/* Sent 2 ms after: the plane-1 hole is lost, the plane-2 one waits. */
 	put_rec(1019, 2, 1, 0, t0 + 2000000);
@@ -3757,8 +3732,8 @@ static void test_xdp_rack_losses(void)
 	ASSERT_EQ(ev_ctr(0).losses, 1, "ev_stats[0].losses");
 	ASSERT_EQ(ev_ctr(1).losses, 0, "ev_stats[1].losses");
 
-	/* Overtaken on plane 2 as well. */
-	put_rec(1018, 1, 2, 0, t0 + 2000000);
+	/* A trigger on plane 2 sent as late overtakes the plane-2 hole. */
+	put_rec(1018, 3, 2, 0, t0 + 2000000);
 	s.psn = 1018;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1, "the plane-2 hole is lost now");
@@ -3769,32 +3744,34 @@ static void test_xdp_rack_losses(void)
 
 	/*
 	 * The window never shrinks below MRC_REORDER_MIN_NS: with srtt 80 us
-	 * (srtt / 8 = 10 us) a packet sent 20 us after the hole does not
-	 * overtake it, one sent 60 us after does. The triggers are resends:
-	 * they date the plane's acks but take no RTT sample, so srtt stays.
+	 * (srtt / 8 = 10 us) a trigger sent MRC_REORDER_MIN_NS after the hole
+	 * does not overtake it, one sent 1 ns later does (not the second
+	 * hole, sent 10 us after the first). The triggers are resends: they
+	 * take no RTT sample, so srtt stays.
 	 */
-	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
 	get_tx(&tx);
 	tx.srtt_ns = 80000;
 	tx.rtt_peak_ns = 1000000000;
 	put_tx(&tx);
 	t0 = mono_ns() - 5000000;
 	put_rec(1010, 0, 1, 0, t0);
-	put_rec(1011, 0, 1, 0, t0 + MRC_REORDER_MIN_NS + 10000);
-	put_rec(1020, 0, 1, MRC_BTH_F_RETX, t0 + 20000);
+	put_rec(1011, 0, 1, 0, t0 + 10000);
+	put_rec(1020, 2, 1, MRC_BTH_F_RETX, t0 + MRC_REORDER_MIN_NS);
 	s.psn = 1020;
 	run_sack(&s, &r);
-	ASSERT_EQ(drain_events(), 2, "20 us later is within the minimum window");
-	put_rec(1019, 0, 1, MRC_BTH_F_RETX, t0 + MRC_REORDER_MIN_NS + 10000);
+	ASSERT_EQ(drain_events(), 2, "MRC_REORDER_MIN_NS later is within the minimum window");
+	put_rec(1019, 2, 1, MRC_BTH_F_RETX, t0 + MRC_REORDER_MIN_NS + 1);
 	s.psn = 1019;
 	run_sack(&s, &r);
-	ASSERT_EQ(drain_events(), 1, "60 us later overtakes the first hole only");
+	ASSERT_EQ(drain_events(), 1, "1 ns more overtakes the first hole only");
 	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
 	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "the second hole waits");
 	ASSERT_EQ(tx.srtt_ns, 80000, "resends took no RTT sample");
 
 	/* Without overtaking: lost once older than 2 x rtt_peak (10 ms). */
-	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
 	get_tx(&tx);
 	tx.rtt_peak_ns = 5000000;
 	put_tx(&tx);
@@ -3922,9 +3899,12 @@ static void set_wide_windows(void)
 	put_tx(&tx);
 }
 
-/* EV event i is the demotion of entry idx to ASSUMED_BAD, written in [t0, t1]. */
+/*
+ * EV event i is the demotion of entry idx to ASSUMED_BAD, written in
+ * [t0, t1]; sent_ns is the lost packet's send time (LOSS), 0 otherwise.
+ */
 static void expect_ev_event(int i, __u16 idx, __u32 ev, __u16 plane, __u16 profile,
-			    __u8 reason, __u32 psn, __u64 t0, __u64 t1)
+			    __u8 reason, __u32 psn, __u64 sent_ns, __u64 t0, __u64 t1)
 {
 	const struct mrc_ev_event *e = &eveq[i];
 	char what[64];
@@ -3943,6 +3923,7 @@ static void expect_ev_event(int i, __u16 idx, __u32 ev, __u16 plane, __u16 profi
 	EV_FIELD(state, MRC_EV_ASSUMED_BAD)
 	EV_FIELD(reason, reason)
 	EV_FIELD(psn, psn)
+	EV_FIELD(sent_ns, sent_ns)
 #undef EV_FIELD
 	snprintf(what, sizeof(what), "EV event %d time_ns in the test's window", i);
 	ASSERT_TRUE(e->time_ns >= t0 && e->time_ns <= t1, what);
@@ -3955,13 +3936,14 @@ static __u32 ev_word(const struct mrc_qp_evs *e, __u32 i)
 }
 
 /*
- * A SACK that makes a PSN lost by per-plane overtaking (a packet on another
- * EV of the same plane, sent more than the plane's reorder window later,
- * was acked) demotes the lost packet's EV: GOOD -> ASSUMED_BAD, ACTIVE
- * cleared (no OWED: a backup took its place), the first GOOD backup of the
- * SAME plane becomes ACTIVE (not the earlier backup of another plane),
- * n_down 0 -> 1, and exactly one struct mrc_ev_event (reason LOSS, the
- * PSN, the table's profile) goes to mrc_ev_events, counted in
+ * A SACK that makes a PSN lost by per-plane overtaking (its window shows
+ * the PSN missing and its trigger, on another EV of the same plane, was
+ * sent more than the plane's reorder window after it) demotes the lost
+ * packet's EV: GOOD -> ASSUMED_BAD, ACTIVE cleared (no OWED: a backup took
+ * its place), the first GOOD backup of the SAME plane becomes ACTIVE (not
+ * the earlier backup of another plane), n_down 0 -> 1, and exactly one
+ * struct mrc_ev_event (reason LOSS, the PSN, its send time, the table's
+ * profile) goes to mrc_ev_events, counted in
  * ctl_stats.ev_events. The context ring still gets its LOSS event (the
  * resend). A second loss on the EV, now ASSUMED_BAD, changes nothing and
  * writes no second EV event.
@@ -3986,7 +3968,7 @@ static void test_xdp_loss_demotes_ev(void)
 	set_wide_windows();
 	sent = mono_ns() - 5000000;
 	put_rec(1010, 0, 1, 0, sent);
-	/* Another EV of plane 1, sent 2 ms later (> ~1 ms window): overtakes. */
+	/* Trigger on another EV of plane 1, sent 2 ms later (> ~1 ms window). */
 	put_rec(1020, 3, 1, 0, sent + 2000000);
 	s.psn = 1020;
 	t0 = mono_ns();
@@ -4011,7 +3993,7 @@ static void test_xdp_loss_demotes_ev(void)
 	ASSERT_EQ(evs.n_down, 1, "n_down");
 	ASSERT_EQ(active_on_plane(&evs, 4, 1), 2, "plane 1 keeps two ACTIVE EVs");
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-	expect_ev_event(0, 0, 0xA0, 1, 7, MRC_EVR_LOSS, 1010, t0, t1);
+	expect_ev_event(0, 0, 0xA0, 1, 7, MRC_EVR_LOSS, 1010, sent, t0, t1);
 	expect_ctl(&want_ctl);
 
 	/* Another of its packets (1030) lost the same way: nothing new. */
@@ -4035,13 +4017,14 @@ static void test_xdp_loss_demotes_ev(void)
 
 /*
  * Per-EV overtaking (before the per-plane rule): one EV is one FIFO path,
- * so a hole is lost as soon as a packet on the SAME EV sent more than
- * MRC_EV_REORDER_NS later is SACKed, even though the plane's reorder
- * window (srtt 8 ms / 8 = 1 ms) is far larger. A packet on the same EV
- * sent exactly MRC_EV_REORDER_NS later, or on another EV of the plane
- * within the plane window, does not overtake. SACKs raise the trigger EV's
- * acked_sent_ns (never lower it). The triggers are resends: no RTT sample
- * moves srtt.
+ * so a hole the SACK shows missing is lost as soon as the SACK's trigger
+ * was sent on the SAME EV more than MRC_EV_REORDER_NS after it, even
+ * though the plane's reorder window (srtt 8 ms / 8 = 1 ms) is larger. A
+ * trigger on the same EV sent exactly MRC_EV_REORDER_NS later, or on
+ * another EV of the plane within the plane window, does not overtake.
+ * SACKs still raise the trigger EV's acked_sent_ns (never lower it), which
+ * no longer decides losses. The triggers are resends: no RTT sample moves
+ * srtt.
  */
 static void test_xdp_ev_reorder_rule(void)
 {
@@ -4076,7 +4059,8 @@ static void test_xdp_ev_reorder_rule(void)
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[0].state, MRC_EV_GOOD, "EV still GOOD");
 
-	/* An older packet's SACK does not move acked_sent_ns back. */
+	/* An older packet's SACK (its trigger overtakes nothing) does not
+	 * move acked_sent_ns back. */
 	put_rec(1017, 0, 1, MRC_BTH_F_RETX, t0 + 1000);
 	s.psn = 1017;
 	run_sack(&s, &r);
@@ -4097,13 +4081,301 @@ static void test_xdp_ev_reorder_rule(void)
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
 	ASSERT_EQ(tx.srtt_ns, 8000000, "resends took no RTT sample");
-	/* The plane rule alone would not have fired: 0.5 ms < ~1 ms. */
+	/*
+	 * The plane rule alone would not have fired: the trigger was sent
+	 * MRC_EV_REORDER_NS + 1 us after the hole, < ~1 ms. Plane 1's newest
+	 * acked send time (kept, not used) is still the 0.5 ms of the other
+	 * EV's trigger.
+	 */
+	ASSERT_TRUE(MRC_EV_REORDER_NS + 1000 < 8000000 / MRC_REORDER_FRACTION,
+		    "the same-EV slack is below this plane window");
 	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 500000,
 		  "plane 1: newest acked send time, inside the plane window");
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "EV demoted");
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_LOSS, 1010, a, b);
+	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_LOSS, 1010, t0, a, b);
+}
+
+/*
+ * Loss evidence needs a SACK that shows the hole missing: a zero bit of
+ * its window (clipped to [una, snd_nxt)) or its cack + 1, which the
+ * cumulative ack implies missing. A hole below sack_max that no arriving
+ * SACK showed is not lost, however far the triggers overtook it and
+ * however old it is (its SACKs may have been lost on a failed return
+ * path; libmrc's timeout covers it); logged or not. Shown missing, an
+ * unlogged hole is lost at once, a logged one once the trigger overtook
+ * it. Holes and triggers are on EV 0 (plane 1); the triggers are resends
+ * (no RTT sample), the plane window ~1 ms, the give-up window ~2 s.
+ */
+static void test_loss_needs_shown_missing(void)
+{
+	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), ACT(0xA1, 1) };
+	/* cack 1009, off 20: window 1030..1093, 1030..1040 acked. */
+	struct sack_spec s = sspec(1009, 0x7FFULL);
+	__u64 t0;
+	__u32 psn;
+	int i;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	set_wide_windows();
+	t0 = mono_ns() - 100000000;			/* 100 ms ago */
+	for (psn = 1010; psn < 1030; psn++)
+		if (psn != 1012)			/* 1012: no record */
+			put_rec(psn, 0, 1, 0, t0);
+	put_rec(1040, 0, 1, MRC_BTH_F_RETX, t0 + 50000000);	/* 50 ms later */
+	s.off = 20;
+	s.psn = 1040;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.sack_max, 1041, "sack_max");
+	ASSERT_EQ(tx.loss_mark, 1011, "cack + 1 lost; 1011, not shown, ends the report");
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 0, "overtaken by 50 ms but never shown missing");
+	/* Not even past the give-up window (2 x 1 ms). */
+	get_tx(&tx);
+	tx.rtt_peak_ns = 1000000;
+	put_tx(&tx);
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 0, "past the give-up window, never shown missing");
+	set_wide_windows();
+
+	/* cack 1010, off 5 (window 1016..1079): 1011 implied missing. */
+	s = sspec(1010, 0x7FFULL << 14);		/* 1030..1040 */
+	s.off = 5;
+	s.psn = 1040;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1, "cack + 1 lost");
+	expect_event(0, MRC_EVT_LOSS, 0, 1011, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1012, "unlogged 1012, not shown, ends the report");
+
+	/*
+	 * Off 0 (window 1011..1074): 1012..1029 shown missing, but this
+	 * trigger went out 1 us after them: the unlogged 1012 is lost, 1013
+	 * (not overtaken) ends the report.
+	 */
+	put_rec(1039, 0, 1, MRC_BTH_F_RETX, t0 + 1000);
+	s = sspec(1010, 0x7FFULL << 19);		/* 1030..1040 */
+	s.psn = 1039;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1, "shown missing is all an unlogged hole needs");
+	expect_event(0, MRC_EVT_LOSS, 0, 1012, UNLOGGED_EV, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1013, "shown missing but not overtaken: waits");
+
+	/* The same window with the late trigger: shown and overtaken. */
+	s.psn = 1040;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1030 - 1013, "1013..1029 lost");
+	for (i = 0, psn = 1013; psn < 1030; psn++)
+		expect_event(i++, MRC_EVT_LOSS, 0, psn, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1038, "loss_mark at sack_max - DUPTHRESH");
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 20, "qp_stats.losses: each hole once");
+}
+
+/*
+ * Evidence is never combined across SACKs. SACKs are sprayed too and
+ * arrive out of order: a late SACK (older cack and window, its trigger
+ * sent early) shows missing a PSN that arrived after it was sent. Its own
+ * trigger did not overtake that PSN, so it is not lost, although a newer
+ * SACK, processed before it, had a trigger sent 50 ms later. That newer
+ * trigger's send time is what the plane's and the EV's acked_sent_ns
+ * hold, which is why they decide nothing. All on EV 0 (plane 1); plane
+ * window ~1 ms, give-up window ~2 s.
+ */
+static void test_loss_stale_sack(void)
+{
+	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), ACT(0xA1, 1) };
+	/* The newer SACK: cack 1009, off 2 (window 1012..1075), 1012..1030 acked. */
+	struct sack_spec s = sspec(1009, 0x7FFFFULL);
+	__u64 t0;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	set_wide_windows();
+	t0 = mono_ns() - 100000000;
+	put_rec(1010, 0, 1, 0, t0);
+	put_rec(1011, 0, 1, 0, t0 + 10000);
+	put_rec(1015, 0, 1, MRC_BTH_F_RETX, t0 + 50000);	/* the old SACK's trigger */
+	put_rec(1030, 0, 1, MRC_BTH_F_RETX, t0 + 50000000);	/* the new one's */
+	s.off = 2;
+	s.psn = 1030;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.sack_max, 1031, "sack_max");
+	ASSERT_EQ(tx.loss_mark, 1011, "1011, not shown by the newer SACK, waits");
+	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 50000000, "plane 1: newest acked send time");
+	ASSERT_EQ(ev_ctr(0).acked_sent_ns, t0 + 50000000, "EV 0: newest acked send time");
+
+	/*
+	 * The late SACK: cack 1009, off 0 (window 1010..1073), 1013..1015
+	 * acked, 1011 shown missing; its trigger 1015 went out 40 us after
+	 * 1011 (< MRC_EV_REORDER_NS).
+	 */
+	s = sspec(1009, 0x38ULL);
+	s.psn = 1015;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 0, "its own trigger did not overtake 1011");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "loss_mark unchanged");
+	ASSERT_EQ(tx.sack_max, 1031, "sack_max never goes back");
+	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 50000000, "acked send time only grows");
+
+	/* 1011 had arrived in between: the next SACK acks up to 1030. */
+	s = sspec(1030, 0);
+	s.psn = 1030;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 0, "1011 never reported (1050 not yet complete)");
+	get_tx(&tx);
+	ASSERT_EQ(tx.snd_una, 1031, "snd_una");
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 1, "qp_stats.losses: 1010 only");
+}
+
+/*
+ * A lost SACK is no evidence. 1011..1019 arrived but the SACKs showing
+ * them acked were lost (a failed return path); the SACKs that arrive show
+ * windows above them (off 10), with triggers sent 50 ms after them. They
+ * are never shown missing, so never reported, and a later SACK's window
+ * shows them acked. And a trigger on another plane and another EV
+ * overtakes nothing: a hole a SACK shows missing is lost through it only
+ * once older than the give-up window (2 x rtt_peak).
+ */
+static void test_loss_lost_sack(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1), ACT(0xA1, 1), ACT(0xB0, 2), ACT(0xB1, 2),
+	};
+	struct sack_spec s;
+	__u64 t0, a, b;
+	__u32 psn;
+	int i;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	set_wide_windows();
+	t0 = mono_ns() - 100000000;
+	for (psn = 1010; psn < 1020; psn++)
+		put_rec(psn, 0, 1, 0, t0);
+	for (i = 0; i < 5; i++) {
+		/* cack 1009, window 1020..1083: 1020..1025+i acked, trigger 1025+i. */
+		s = sspec(1009, (1ULL << (6 + i)) - 1);
+		s.off = 10;
+		s.psn = 1025 + i;
+		put_rec(s.psn, 0, 1, MRC_BTH_F_RETX, t0 + 50000000 + i);
+		run_sack(&s, &r);
+		expect_xdp_drop(&r);
+	}
+	ASSERT_EQ(drain_events(), 1 + 2, "cack + 1 lost, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.sack_max, 1030, "sack_max");
+	ASSERT_EQ(tx.loss_mark, 1011, "1011..1019 never shown missing: not lost");
+
+	/* A later SACK, off 0: 1011..1029 acked (1010's resend not yet). */
+	s = sspec(1009, 0xFFFFEULL);
+	s.psn = 1029;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 0, "1011..1019 never reported");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1027, "loss_mark at sack_max - DUPTHRESH");
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 1, "qp_stats.losses: 1010 only");
+
+	/* Hole 1010 on EV 0 (plane 1), trigger on EV 2 (plane 2) 50 ms later. */
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	set_wide_windows();
+	t0 = mono_ns() - 100000000;
+	put_rec(1010, 0, 1, 0, t0);
+	put_rec(1020, 2, 2, MRC_BTH_F_RETX, t0 + 50000000);
+	s = sspec(1009, 0x7FEULL);			/* 1011..1020 acked */
+	s.psn = 1020;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 2, "completions only: another plane overtakes nothing");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, TX_UNA, "nothing reported");
+	/* Give up after 2 x 10 ms: the 100 ms old hole is lost. */
+	tx.rtt_peak_ns = 10000000;
+	put_tx(&tx);
+	a = mono_ns();
+	run_sack(&s, &r);
+	b = mono_ns();
+	ASSERT_EQ(drain_events(), 1, "lost past the give-up window");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_LOSS, 1010, t0, a, b);
+}
+
+/*
+ * The same-EV rule at its edge: a hole the SACK shows missing is lost when
+ * its trigger went out on the same EV more than MRC_EV_REORDER_NS after it
+ * (one path is FIFO; the slack is for the hosts' per-CPU backlogs).
+ * Exactly MRC_EV_REORDER_NS is not enough, 1 ns more is: the hole is
+ * reported and its EV demoted, the EV event (reason LOSS) carrying the
+ * hole's PSN and send time. The plane window (~1 ms) and the give-up
+ * window (~2 s) are far; the triggers are resends (no RTT sample).
+ */
+static void test_loss_same_ev_rule(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0xA0, 1), ACT(0xA1, 1), BAK(0xB1, 1, MRC_EV_GOOD),
+	};
+	struct sack_spec s = sspec(1009, 0x7FEULL);	/* hole 1010 */
+	struct mrc_ctl_stats want_ctl = { .ev_events = 1 };
+	struct mrc_qp_evs evs;
+	__u64 sent, a, b;
+	struct run r;
+
+	ASSERT_TRUE(MRC_EV_REORDER_NS + 1 < 8000000 / MRC_REORDER_FRACTION,
+		    "the same-EV slack is below this plane window");
+	setup_table(MRC_EVF_UDP, tab, 3, NULL);
+	set_evs_meta(6, 1, 0);
+	set_wide_windows();
+	sent = mono_ns() - 5000000;
+	put_rec(1010, 1, 1, 0, sent);
+	put_rec(1020, 1, 1, MRC_BTH_F_RETX, sent + MRC_EV_REORDER_NS);
+	s.psn = 1020;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 2, "exactly MRC_EV_REORDER_NS later: completions only");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, TX_UNA, "nothing reported");
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 1), mrc_ev_word(1, MRC_EV_GOOD, MRC_EV_F_ACTIVE),
+		  "EV still GOOD and ACTIVE");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV event");
+
+	put_rec(1019, 1, 1, MRC_BTH_F_RETX, sent + MRC_EV_REORDER_NS + 1);
+	s.psn = 1019;
+	a = mono_ns();
+	run_sack(&s, &r);
+	b = mono_ns();
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 1, "1 ns more: lost");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA1, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
+	ASSERT_EQ(tx.srtt_ns, 8000000, "resends took no RTT sample");
+	get_evs(&evs);
+	ASSERT_EQ(ev_word(&evs, 1), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
+		  "EV demoted, its place given to the backup");
+	ASSERT_EQ(evs.ev[2].flags, MRC_EV_F_ACTIVE, "backup ACTIVE");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	expect_ev_event(0, 1, 0xA1, 1, 6, MRC_EVR_LOSS, 1010, sent, a, b);
+	expect_ctl(&want_ctl);
 }
 
 /*
@@ -4125,14 +4397,15 @@ static void test_xdp_demote_no_backup_owed(void)
 	struct sack_spec s = sspec(1009, 0x7FCULL);	/* holes 1010, 1011 */
 	struct mrc_ctl_stats want_ctl = { .ev_events = 2 };
 	struct mrc_qp_evs evs;
-	__u64 t0, t1;
+	__u64 t0, t1, sent;
 	struct run r;
 
 	setup_table(MRC_EVF_UDP, tab, 5, NULL);
 	set_evs_meta(3, 1, 0);
 	/* Sent 10 ms ago, no RTT known: past the give-up window. */
-	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
-	put_rec(1011, 2, 2, 0, mono_ns() - 10000000);
+	sent = mono_ns() - 10000000;
+	put_rec(1010, 0, 1, 0, sent);
+	put_rec(1011, 2, 2, 0, sent - 1000);
 	s.psn = 1020;
 	t0 = mono_ns();
 	run_sack(&s, &r);
@@ -4151,8 +4424,8 @@ static void test_xdp_demote_no_backup_owed(void)
 	ASSERT_EQ(evs.ev[1].flags, MRC_EV_F_ACTIVE, "bystander ACTIVE");
 	ASSERT_EQ(evs.n_down, 2, "n_down");
 	ASSERT_EQ(drain_ev_events(), 2, "two EV events");
-	expect_ev_event(0, 0, 0xA0, 1, 3, MRC_EVR_LOSS, 1010, t0, t1);
-	expect_ev_event(1, 2, 0xB2, 2, 3, MRC_EVR_LOSS, 1011, t0, t1);
+	expect_ev_event(0, 0, 0xA0, 1, 3, MRC_EVR_LOSS, 1010, sent, t0, t1);
+	expect_ev_event(1, 2, 0xB2, 2, 3, MRC_EVR_LOSS, 1011, sent - 1000, t0, t1);
 	expect_ctl(&want_ctl);
 }
 
@@ -4170,12 +4443,14 @@ static void test_xdp_demote_min_active(void)
 	struct sack_spec s = sspec(1009, 0x7FCULL);	/* holes 1010, 1011 */
 	struct mrc_ctl_stats want_ctl = { .ev_events = 1, .demote_refused = 1 };
 	struct mrc_qp_evs evs;
-	__u64 t0, t1;
+	__u64 t0, t1, sent;
 	struct run r;
 
 	setup_table(MRC_EVF_UDP, tab, 3, NULL);
 	set_evs_meta(9, 2, 0);
-	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
+	/* Sent 10 ms ago, no RTT known: past the give-up window. */
+	sent = mono_ns() - 10000000;
+	put_rec(1010, 0, 1, 0, sent);
 	put_rec(1011, 1, 1, 0, mono_ns() - 10000000);
 	s.psn = 1020;
 	t0 = mono_ns();
@@ -4194,11 +4469,11 @@ static void test_xdp_demote_min_active(void)
 		  "bystander untouched");
 	ASSERT_EQ(evs.n_down, 1, "n_down");
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-	expect_ev_event(0, 0, 0xA0, 1, 9, MRC_EVR_LOSS, 1010, t0, t1);
+	expect_ev_event(0, 0, 0xA0, 1, 9, MRC_EVR_LOSS, 1010, sent, t0, t1);
 	expect_ctl(&want_ctl);
 
 	/* Every further loss on a usable EV is refused and counted. */
-	s = sspec(1020, 0x7FEULL);			/* hole 1021 */
+	s = sspec(1020, 0x7FEULL);			/* hole 1021 = cack + 1 */
 	put_rec(1021, 2, 1, 0, mono_ns() - 10000000);
 	s.psn = 1031;
 	run_sack(&s, &r);
@@ -4247,7 +4522,7 @@ static void test_xdp_always_skip_demotes(void)
 	ASSERT_EQ(evs.ev[1].flags, MRC_EV_F_ACTIVE, "backup took its place");
 	ASSERT_EQ(evs.n_down, 1, "n_down");
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-	expect_ev_event(0, 0, 0xA0, 1, 4, MRC_EVR_ALWAYS_SKIP, 1010, t0, t1);
+	expect_ev_event(0, 0, 0xA0, 1, 4, MRC_EVR_ALWAYS_SKIP, 1010, 0, t0, t1);
 	expect_ctl(&want_ctl);
 
 	/* SKIP_ONCE: a turn skipped, nothing more. */
@@ -4294,7 +4569,7 @@ static void test_xdp_always_skip_demotes(void)
 			  "NACK with ALWAYS_SKIP: ASSUMED_BAD (no backup left: OWED)");
 		ASSERT_EQ(evs.n_down, 2, "n_down");
 		ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-		expect_ev_event(0, 2, 0xA2, 1, 4, MRC_EVR_ALWAYS_SKIP, 1012, t0, t1);
+		expect_ev_event(0, 2, 0xA2, 1, 4, MRC_EVR_ALWAYS_SKIP, 1012, 0, t0, t1);
 		want_ctl.ev_events = 2;
 		expect_ctl(&want_ctl);
 	}
@@ -4334,7 +4609,7 @@ static void test_xdp_ev_events_ring_full(void)
 	ASSERT_EQ(evs.n_down, 1, "n_down");
 	expect_ctl(&want);
 	ASSERT_EQ(drain_ev_events(), fits, "events that fit");
-	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_ALWAYS_SKIP, 1010, 0, ~0ULL);
+	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_ALWAYS_SKIP, 1010, 0, 0, ~0ULL);
 	/* Drained, it takes events again. */
 	evs_buf.ev[0] = (struct mrc_ev_entry)ACT(0xA0, 1);
 	evs_buf.n_down = 0;
@@ -4404,14 +4679,16 @@ static void test_xdp_demote_only_usable(void)
 	struct sack_spec s = sspec(1009, 0x7F8ULL);
 	struct mrc_ctl_stats want_ctl = { .ev_events = 1 };
 	struct mrc_qp_evs evs;
-	__u64 t0, t1;
+	__u64 t0, t1, sent;
 	struct run r;
 
 	setup_table(MRC_EVF_UDP, tab, 6, NULL);
 	set_evs_meta(5, 1, 2);
-	put_rec(1010, 0, 1, 0, mono_ns() - 10000000);
-	put_rec(1011, 1, 1, 0, mono_ns() - 10000000);
-	put_rec(1012, 2, 1, 0, mono_ns() - 10000000);
+	/* Sent 10 ms ago, no RTT known: past the give-up window. */
+	sent = mono_ns() - 10000000;
+	put_rec(1010, 0, 1, 0, sent);
+	put_rec(1011, 1, 1, 0, sent);
+	put_rec(1012, 2, 1, 0, sent + 1000);
 	s.psn = 1020;
 	t0 = mono_ns();
 	run_sack(&s, &r);
@@ -4432,7 +4709,7 @@ static void test_xdp_demote_only_usable(void)
 	ASSERT_EQ(evs.ev[4].flags, 0, "only one backup taken");
 	ASSERT_EQ(evs.n_down, 3, "n_down counts the SKIP entry only");
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
-	expect_ev_event(0, 2, 0xA2, 1, 5, MRC_EVR_LOSS, 1012, t0, t1);
+	expect_ev_event(0, 2, 0xA2, 1, 5, MRC_EVR_LOSS, 1012, sent + 1000, t0, t1);
 	expect_ctl(&want_ctl);
 }
 
@@ -5095,7 +5372,6 @@ int main(void)
 	RUN_TEST("mrc.sack_cumulative_completions", test_sack_cumulative_completions);
 	RUN_TEST("mrc.sack_gaps_losses_once", test_sack_gaps_losses_once);
 	RUN_TEST("mrc.sack_bitmap_offset_burst", test_sack_bitmap_offset_burst);
-	RUN_TEST("mrc.sack_uncovered_not_lost", test_sack_uncovered_not_lost);
 	RUN_TEST("mrc.sack_beyond_snd_nxt", test_sack_beyond_snd_nxt);
 	RUN_TEST("mrc.sack_rejects", test_sack_rejects);
 	RUN_TEST("mrc.sack_stale", test_sack_stale);
@@ -5138,6 +5414,10 @@ int main(void)
 	/* XDP: EV demotion and EV events */
 	RUN_TEST("mrc.xdp_loss_demotes_ev", test_xdp_loss_demotes_ev);
 	RUN_TEST("mrc.xdp_ev_reorder_rule", test_xdp_ev_reorder_rule);
+	RUN_TEST("mrc.loss_needs_shown_missing", test_loss_needs_shown_missing);
+	RUN_TEST("mrc.loss_stale_sack", test_loss_stale_sack);
+	RUN_TEST("mrc.loss_lost_sack", test_loss_lost_sack);
+	RUN_TEST("mrc.loss_same_ev_rule", test_loss_same_ev_rule);
 	RUN_TEST("mrc.xdp_demote_no_backup_owed", test_xdp_demote_no_backup_owed);
 	RUN_TEST("mrc.xdp_demote_min_active", test_xdp_demote_min_active);
 	RUN_TEST("mrc.xdp_always_skip_demotes", test_xdp_always_skip_demotes);
