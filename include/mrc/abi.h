@@ -507,7 +507,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
  * the recent peak RTT (a plane that stopped acknowledging altogether).
  */
 #define MRC_REORDER_FRACTION	8
-#define MRC_REORDER_MIN_NS	250000
+#define MRC_REORDER_MIN_NS	1000000
 /*
  * On one EV (one path, FIFO queues) a hole is lost once the trigger was
  * sent on the same EV this much later. The slack is not for the fabric
@@ -515,7 +515,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
  * backlogs, and a busy CPU holds its backlog back for a while (0.2-6 ms
  * measured in the 2-core lab).
  */
-#define MRC_EV_REORDER_NS	250000
+#define MRC_EV_REORDER_NS	500000
 
 /* Records XDP writes to a context's event ring. */
 enum mrc_event_type {

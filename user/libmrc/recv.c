@@ -84,6 +84,40 @@ static uint64_t sack_bitmap(struct mrc_qp *qp, uint32_t base)
 	return bits;
 }
 
+/* Placed bits of the 64 PSNs from `base` (any alignment), bit 0 = base. */
+static uint64_t placed_word(const struct mrc_qp *qp, uint32_t base)
+{
+	uint32_t idx = mrc_bitmap_idx(base), w = idx / 64, shift = idx % 64;
+	uint64_t lo = __atomic_load_n(&qp->rx->placed[w], __ATOMIC_RELAXED);
+	uint64_t hi = __atomic_load_n(&qp->rx->placed[(w + 1) % MRC_BITMAP_WORDS],
+				      __ATOMIC_RELAXED);
+
+	return shift ? lo >> shift | hi << (64 - shift) : lo;
+}
+
+/*
+ * The offset (from cack + 1) of the next 64-PSN window after the last one
+ * shown that holds a hole below the newest packet, going round; the next
+ * window in turn when none does. Windows without holes tell the sender
+ * nothing it needs to find losses, and a hole shown late is a loss found
+ * late.
+ */
+static uint32_t next_hole_window(struct mrc_qp *qp, uint32_t first,
+				 uint32_t regions)
+{
+	uint32_t start = qp->sack_hole_off / 64;
+
+	for (uint32_t i = 1; i <= regions - 1; i++) {
+		uint32_t r = 1 + (start - 1 + i) % (regions - 1);
+		uint32_t base = first + r * 64, span = qp->rcv_highest - base + 1;
+		uint64_t want = span >= 64 ? ~0ULL : (1ULL << span) - 1;
+
+		if ((placed_word(qp, base) & want) != want)
+			return r * 64;
+	}
+	return (1 + start % (regions - 1)) * 64;
+}
+
 static void send_sack(struct mrc_qp *qp)
 {
 	struct {
@@ -95,8 +129,8 @@ static void send_sack(struct mrc_qp *qp)
 
 	/*
 	 * Every other SACK shows the 64 PSNs right above cack, where the
-	 * holes that hold the window are; the others cycle over the rest of
-	 * the range up to the newest packet, 64 PSNs at a time. Sprayed
+	 * holes that hold the window are; the others go round the windows
+	 * above that still hold holes (next_hole_window()). Sprayed
 	 * packets arrive spread over a wide range: a fixed view would leave
 	 * PSNs the sender never hears about until cack passes them. The
 	 * sender declares a PSN lost only once a SACK's window showed it
@@ -104,10 +138,11 @@ static void send_sack(struct mrc_qp *qp)
 	 */
 	if (mrc_psn_before(first, qp->rcv_highest)) {
 		uint32_t regions = (qp->rcv_highest - first) / 64 + 1;
-		uint64_t n = qp->counters.sacks_sent;
 
-		if (regions > 1 && (n & 1))
-			off = (uint32_t)(1 + (n / 2) % (regions - 1)) * 64;
+		if (regions > 1 && (qp->counters.sacks_sent & 1)) {
+			off = next_hole_window(qp, first, regions);
+			qp->sack_hole_off = off;
+		}
 	}
 	if (off > 0xffff)
 		off = 0xffff;
