@@ -2016,6 +2016,7 @@ struct timeline {
 	bool full;		/* TIMELINE_MAX_ROWS: later ms not recorded */
 	bool nomem;
 	uint64_t row_end_ns;	/* the end of row n, the one in progress */
+	uint64_t t0_ns;		/* CLOCK_MONOTONIC of time_ms 0 (0: no rows yet) */
 	uint64_t last_rx;	/* rx_bytes the rows hold so far */
 	uint64_t *rows;		/* bytes of row i, time_ms = i */
 	size_t n, cap;
@@ -2054,7 +2055,8 @@ static void timeline_start(struct timeline *t)
 {
 	t->started = true;
 	t->on = true;
-	t->row_end_ns = now_ns() + NSEC_PER_MSEC;	/* time_ms 0 is now */
+	t->t0_ns = now_ns();
+	t->row_end_ns = t->t0_ns + NSEC_PER_MSEC;	/* time_ms 0 is now */
 	t->last_rx = 0;
 	t->n = 0;
 	/* Allocate now, before BEGIN_ACK lets the WRITEs go. */
@@ -2697,9 +2699,10 @@ static void session_report(struct session *s)
 	printf("{\"client\": ");
 	json_string(stdout, s->peer_str);
 	printf(", \"bytes_received\": %" PRIu64 ", \"imm_received\": %" PRIu64
-	       ", \"imm_in_order\": %s, \"region_modified\": %s, \"error\": ",
+	       ", \"imm_in_order\": %s, \"region_modified\": %s"
+	       ", \"timeline_t0_ns\": %" PRIu64 ", \"error\": ",
 	       (uint64_t)cnt.rx_bytes, s->imm_count, s->imm_in_order ? "true" : "false",
-	       modified ? "true" : "false");
+	       modified ? "true" : "false", s->tl.t0_ns);
 	json_error(stdout, s->error);
 	printf("}\n");
 	fflush(stdout);
