@@ -3,8 +3,9 @@
 # spray UDP over 1000 source ports on every plane and show how ECMP spread
 # it over the spines, blackhole one spine and show the damage; then start
 # mrcd on both hosts, move 1 GiB with one MRC QP sprayed over every plane
-# and spine (verified), again through 1% loss, show a live QP's EV states
-# with mrcctl; then tear the lab down.
+# and spine (verified), again through 1% loss, then survive a spine
+# failing mid-transfer (EV events, the receiver's longest stall), show a
+# live QP's EV states with mrcctl; then tear the lab down.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LAB=demo$$
@@ -62,6 +63,41 @@ echo "== the same with 1% loss on both spine links of plane 1 (per-path loss, se
 "$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 256m --verify 2> /dev/null
 "$MRC_LAB" fault --name "$LAB" p1-s1 clear
 "$MRC_LAB" fault --name "$LAB" p1-s2 clear
+echo
+echo "== a spine fails mid-transfer: blackhole spine 1 of plane 1 0.5 s into 2 GiB, clear it 1 s later"
+TMPD=$(mktemp -d)
+"$MRC_LAB" exec --name "$LAB" h1 "$MRCCTL" events --json > "$TMPD/ev.json" 2> /dev/null &
+EVENTS_PID=$!
+kill "$SERVER_PID" 2> /dev/null || true
+wait "$SERVER_PID" 2> /dev/null || true
+"$MRC_LAB" exec --name "$LAB" h2 "$PERF" server --timeline "$TMPD/tl.csv" --once 2> /dev/null &
+SERVER_PID=$!
+sleep 0.5
+"$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 2g --verify 2> /dev/null |
+	grep total &
+CLIENT_PID=$!
+sleep 0.5
+"$MRC_LAB" fault --name "$LAB" p1-s1 blackhole
+sleep 1
+"$MRC_LAB" fault --name "$LAB" p1-s1 clear
+wait "$CLIENT_PID" 2> /dev/null || true
+wait "$SERVER_PID" 2> /dev/null || true
+sleep 1
+kill "$EVENTS_PID" 2> /dev/null || true
+wait "$EVENTS_PID" 2> /dev/null || true
+jq -s -r '([.[] | select(.state == "ASSUMED_BAD")]) as $bad
+	| ([.[] | select(.state == "GOOD")]) as $good
+	| "EV events (mrcctl events): \($bad | length) EVs ASSUMED_BAD (planes \([$bad[].plane] | unique | map(tostring) | join(","))," +
+	  " reasons \([$bad[].reason] | unique | join(","))), the first \(if ($bad | length) > 0 then ($bad | min_by(.time_ns)
+	  | (.time_ns - .lost_sent_ns) / 1e6 * 10 | floor / 10) else "-" end) ms after the packet it lost was sent;" +
+	  " \($good | length) back to GOOD by probes"' "$TMPD/ev.json" 2> /dev/null || true
+awk -F, 'NR > 1 { if ($2 == 0) { if (seen) run++; next } if (run > max) max = run; run = 0; seen = 1 }
+	END { print "receiver: longest stall " max + 0 " ms (bytes placed per ms, mrc-perf server --timeline)" }' \
+	"$TMPD/tl.csv" 2> /dev/null || true
+rm -rf "$TMPD"
+"$MRC_LAB" exec --name "$LAB" h2 "$PERF" server 2> /dev/null &
+SERVER_PID=$!
+sleep 0.5
 echo
 echo "== EV states of a live QP (mrcctl), after 'mrcctl ev deny --plane 2'"
 "$MRC_LAB" exec --name "$LAB" h1 "$PERF" client "$H2" --size 1m --bytes 64g --timeout-s 30 \
