@@ -322,16 +322,23 @@ enum mrc_ev_flags {
 };
 
 /*
- * One path of a QP: an entropy value and the plane it leaves on.
- * plane, state and flags share one 32-bit word so that XDP, TC, libmrc
- * and mrcd change them together with one compare-and-swap (`word`):
- * a state change never undoes another CPU's or process's change.
+ * One path of a QP: an entropy value, the plane it leaves on and, when
+ * path discovery found it, which of the plane's spines it crosses.
+ * plane, path, state and flags share one 32-bit word so that XDP, TC,
+ * libmrc and mrcd change them together with one compare-and-swap
+ * (`word`): a state change never undoes another CPU's or process's change.
  */
 struct mrc_ev_entry {
 	__u32	ev;
 	union {
 		struct {
-			__u16	plane;		/* 1-based */
+			__u8	plane;		/* 1-based */
+			/*
+			 * 1-based index of the spine (first router) the EV
+			 * crosses in its plane, from libmrc's path discovery;
+			 * 0 = unknown. EVs sharing a path fail together.
+			 */
+			__u8	path;
 			__u8	state;		/* enum mrc_ev_state */
 			__u8	flags;		/* enum mrc_ev_flags */
 		};
@@ -340,12 +347,19 @@ struct mrc_ev_entry {
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_entry, 8);
 
-/* The word of an entry with another state / flags (little endian). */
-static inline __u32 mrc_ev_word(__u16 plane, __u8 state, __u8 flags)
+/* A fresh word (path unknown), little endian. */
+static inline __u32 mrc_ev_word(__u8 plane, __u8 state, __u8 flags)
 {
 	return (__u32)plane | (__u32)state << 16 | (__u32)flags << 24;
 }
-#define MRC_EV_WORD_PLANE(w)	((__u16)((w) & 0xffff))
+
+/* Word `w` with another state and flags, plane and path kept. */
+static inline __u32 mrc_ev_word_with(__u32 w, __u8 state, __u8 flags)
+{
+	return (w & 0xffff) | (__u32)state << 16 | (__u32)flags << 24;
+}
+#define MRC_EV_WORD_PLANE(w)	((__u8)((w) & 0xff))
+#define MRC_EV_WORD_PATH(w)	((__u8)((w) >> 8))
 #define MRC_EV_WORD_STATE(w)	((__u8)((w) >> 16))
 #define MRC_EV_WORD_FLAGS(w)	((__u8)((w) >> 24))
 
@@ -683,6 +697,7 @@ enum mrc_ev_reason {
 	MRC_EVR_PEER_PORT_DOWN	= 5,	/* the peer's port status (mrcd) */
 	MRC_EVR_PROBES_OK	= 6,	/* N consecutive probes answered (mrcd) */
 	MRC_EVR_UNKNOWN		= 7,	/* seen in the table, cause not reported */
+	MRC_EVR_SAME_PATH	= 8,	/* a loss on another EV of its path (spine) */
 };
 
 #define MRC_EV_EVENTS_BYTES	(256u << 10)

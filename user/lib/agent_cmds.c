@@ -1099,9 +1099,9 @@ static int cmd_ev_list(struct ctx *c, int argc, char **argv)
 	if (c->json)
 		j_arr(&j, NULL);
 	else
-		fprintf(c->out, "qp %u: %u EVs (%s)\n%-5s %-10s %-5s %-11s %-6s %12s %14s %12s %8s %8s %8s %9s\n",
+		fprintf(c->out, "qp %u: %u EVs (%s)\n%-5s %-10s %-5s %-4s %-11s %-6s %12s %14s %12s %8s %8s %8s %9s\n",
 			qpn, n, ev_format_name(t->info.ev_format), "INDEX", "EV",
-			"PLANE", "STATE", "ROLE", "PACKETS", "BYTES", "ACKED", "ECN",
+			"PLANE", "PATH", "STATE", "ROLE", "PACKETS", "BYTES", "ACKED", "ECN",
 			"TRIMS", "LOSSES", "RTT_US");
 	for (i = 0; i < n; i++) {
 		const struct mrc_ev_entry *e = &t->evs.ev[i];
@@ -1116,6 +1116,8 @@ static int cmd_ev_list(struct ctx *c, int argc, char **argv)
 			j_u64(&j, "index", i);
 			j_str(&j, "ev", ev);
 			j_u64(&j, "plane", e->plane);
+			/* The spine path discovery found (1-based), 0 = unknown. */
+			j_u64(&j, "path", e->path);
 			j_str(&j, "state", ev_state_name(e->state));
 			j_bool(&j, "active", active);
 			j_u64(&j, "packets", s->packets);
@@ -1135,8 +1137,8 @@ static int cmd_ev_list(struct ctx *c, int argc, char **argv)
 			snprintf(rtt_s, sizeof(rtt_s), "%.1f", rtt);
 		else
 			snprintf(rtt_s, sizeof(rtt_s), "-");
-		fprintf(c->out, "%-5u %-10s %-5u %-11s %-6s %12llu %14llu %12llu %8llu %8llu "
-			"%8llu %9s\n", i, ev, e->plane, ev_state_name(e->state),
+		fprintf(c->out, "%-5u %-10s %-5u %-4u %-11s %-6s %12llu %14llu %12llu %8llu %8llu "
+			"%8llu %9s\n", i, ev, e->plane, e->path, ev_state_name(e->state),
 			active ? "active" : "backup", (unsigned long long)s->packets,
 			(unsigned long long)s->bytes, (unsigned long long)s->acked,
 			(unsigned long long)s->ecn, (unsigned long long)s->trims,

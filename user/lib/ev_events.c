@@ -55,6 +55,7 @@ const char *ev_reason_name(uint8_t reason)
 		[MRC_EVR_PEER_PORT_DOWN] = "peer_port_down",
 		[MRC_EVR_PROBES_OK] = "probes_ok",
 		[MRC_EVR_UNKNOWN] = "unknown",
+		[MRC_EVR_SAME_PATH] = "same_path",
 	};
 
 	if (reason < sizeof(names) / sizeof(names[0]) && names[reason])

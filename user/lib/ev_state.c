@@ -112,7 +112,7 @@ enum ev_change ev_demote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx,
 			return EV_UNCHANGED;
 		}
 		flags = (MRC_EV_WORD_FLAGS(w) & ~(MRC_EV_F_ACTIVE | MRC_EV_F_OWED)) | mark;
-		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_ASSUMED_BAD, flags);
+		nw = mrc_ev_word_with(w, MRC_EV_ASSUMED_BAD, flags);
 	} while (!cas_word(e, &w, nw));
 
 	/* w is what the entry was: hand an active place over or keep it owed. */
@@ -139,7 +139,7 @@ enum ev_change ev_promote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 		flags = MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_BY_TIMEOUT;
 		if (flags & MRC_EV_F_OWED)
 			flags = (flags & ~MRC_EV_F_OWED) | MRC_EV_F_ACTIVE;
-		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_GOOD, flags);
+		nw = mrc_ev_word_with(w, MRC_EV_GOOD, flags);
 	} while (!cas_word(e, &w, nw));
 	release_down(evs);
 	return EV_CHANGED;
@@ -158,7 +158,7 @@ enum ev_change ev_deny(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 		if (MRC_EV_WORD_STATE(w) == MRC_EV_DENIED)
 			return EV_UNCHANGED;
 		/* Flags stay: an allowed EV returns to its place in the rotation. */
-		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_DENIED,
+		nw = mrc_ev_word_with(w, MRC_EV_DENIED,
 				 MRC_EV_WORD_FLAGS(w));
 	} while (!cas_word(e, &w, nw));
 	if (state_usable(MRC_EV_WORD_STATE(w)))
@@ -178,7 +178,7 @@ enum ev_change ev_allow(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 	do {
 		if (MRC_EV_WORD_STATE(w) != MRC_EV_DENIED)
 			return EV_UNCHANGED;
-		nw = mrc_ev_word(MRC_EV_WORD_PLANE(w), MRC_EV_GOOD,
+		nw = mrc_ev_word_with(w, MRC_EV_GOOD,
 				 MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_OWED);
 	} while (!cas_word(e, &w, nw));
 	release_down(evs);

@@ -225,6 +225,31 @@ static void balance_planes(struct mrc_qp_evs *evs, uint32_t n, int n_planes,
 	}
 }
 
+/*
+ * Name each answered EV's spine: per plane, the routers in the order they
+ * first answered get path 1, 2, ... (at most 255), so XDP can take all
+ * EVs of a failed spine out together. Unanswered EVs keep path 0.
+ */
+static void label_paths(struct mrc_qp_evs *evs, uint32_t n, const uint32_t *router)
+{
+	uint32_t seen[MRC_MAX_PLANES_ABI][16] = {}, count[MRC_MAX_PLANES_ABI] = {};
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = evs->ev[i].plane - 1, r;
+
+		if (p >= MRC_MAX_PLANES_ABI || !router[i])
+			continue;
+		for (r = 0; r < count[p] && seen[p][r] != router[i]; r++)
+			;
+		if (r == count[p]) {
+			if (count[p] == 16)
+				continue;	/* more spines than we label */
+			seen[p][count[p]++] = router[i];
+		}
+		evs->ev[i].path = (uint8_t)(r + 1);
+	}
+}
+
 void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 {
 	struct plane_probe pp[MRC_MAX_PLANES_ABI];
@@ -263,8 +288,10 @@ void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 	}
 	int got = probes ? collect_answers(icmp_fd, pp, n_planes, evs, n, router) : 0;
 
-	if (got > 0)
+	if (got > 0) {
+		label_paths(evs, n, router);
 		balance_planes(evs, n, n_planes, router);
+	}
 
 	for (int p = 0; p < MRC_MAX_PLANES_ABI; p++)
 		if (pp[p].fd >= 0)
