@@ -577,8 +577,26 @@ struct sibling_ctx {
 	struct mrc_qp_evs *evs;
 	__u64 sent_ns;
 	__u32 slot, n, skip, psn;
+	__u32 bad;		/* siblings already ASSUMED_BAD */
 	__u8 plane, path;
 };
+
+static long count_bad_sibling_step(__u32 j, void *data)
+{
+	struct sibling_ctx *sc = data;
+	__u32 w;
+
+	if (j >= sc->n)
+		return 1;
+	w = READ_ONCE(sc->evs->ev[j & (MRC_MAX_EVS - 1)].word);
+	if (j != sc->skip && MRC_EV_WORD_PLANE(w) == sc->plane &&
+	    MRC_EV_WORD_PATH(w) == sc->path &&
+	    MRC_EV_WORD_STATE(w) == MRC_EV_ASSUMED_BAD) {
+		sc->bad++;
+		return 1;
+	}
+	return 0;
+}
 
 static long demote_sibling_step(__u32 j, void *data)
 {
@@ -598,12 +616,14 @@ static long demote_sibling_step(__u32 j, void *data)
 }
 
 /*
- * A loss on an EV whose spine path discovery knows: the other EVs through
- * that spine of that plane go too (active ones and backups), at once. A
- * dead spine would otherwise be found one EV at a time, each when it next
- * carries a packet, 10-25 ms for all of them at 50k packets/s. A spine
- * that only drops now and then loses its EVs as well until probes bring
- * them back: its plane runs on its other spines meanwhile.
+ * A loss on an EV whose spine path discovery knows, while another EV of
+ * that spine is already out: the spine is failing, and the other EVs
+ * through it (active ones and backups) go too, at once. A dead spine
+ * would otherwise be found one EV at a time, each when it next carries a
+ * packet, 10-25 ms for all of them at 50k packets/s. Two EVs, not one: a
+ * single loss may be a host's hiccup, and it should not cost a spine.
+ * A spine that keeps dropping loses its EVs until probes bring them back;
+ * its plane runs on its other spines meanwhile.
  */
 static __always_inline void demote_siblings(__u32 slot, struct mrc_qp_evs *evs,
 					    __u32 n, __u32 idx, __u32 psn,
@@ -618,7 +638,9 @@ static __always_inline void demote_siblings(__u32 slot, struct mrc_qp_evs *evs,
 
 	if (!sc.path || n > MRC_MAX_EVS)
 		return;
-	bpf_loop(MRC_MAX_EVS, demote_sibling_step, &sc, 0);
+	bpf_loop(MRC_MAX_EVS, count_bad_sibling_step, &sc, 0);
+	if (sc.bad)
+		bpf_loop(MRC_MAX_EVS, demote_sibling_step, &sc, 0);
 }
 
 /* ECN echo or mid-path trim on the EV at idx: skip a turn, maybe swap. */

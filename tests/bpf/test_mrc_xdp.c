@@ -3263,6 +3263,38 @@ static void test_tc_ack_one_learned_ev(void)
 	ASSERT_EQ(missed, 0, "SACKs that missed the one learned EV (of 64)");
 }
 
+/*
+ * A plane mrcd saw go down (MRC_PLANE_F_DOWN) gets no ACK: with plane 1
+ * down and only plane 1 learned, the SACK leaves as the socket sent it;
+ * once the plane is up again it takes the learned EV.
+ */
+static void test_tc_ack_skips_down_plane(void)
+{
+	static const __u32 ev1 = 0x1111;
+	struct mrc_rev_evs rev = {};
+	struct mrc_plane pl;
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX];
+	__u32 k = 0;
+	size_t len;
+	struct run r;
+
+	setup_tc(MRC_EVF_UDP, &ev1, NULL, 1);
+	rev.ev[0][0] = 0x3001;
+	rev.next[0] = 1;
+	put_rev(&rev);
+	len = tc_sack_frame(pkt, &h);
+	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_planes), &k, &pl), 0, "read mrc_planes");
+	pl.flags |= MRC_PLANE_F_DOWN;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_planes), &k, &pl, BPF_ANY), 0, "plane 1 down");
+	run_tc(pkt, len, &r);
+	expect_untouched(&r, pkt, len, TC_ACT_OK);
+	pl.flags &= ~MRC_PLANE_F_DOWN;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_planes), &k, &pl, BPF_ANY), 0, "plane 1 up");
+	run_tc(pkt, len, &r);
+	ASSERT_EQ(get16(r.out + l4_off(pkt)), 0x3001, "up again: the learned EV");
+}
+
 /* SACKs follow the EVs learned on plane 2 there: moved like DATA. */
 static void test_tc_ack_plane_move(void)
 {
@@ -4013,6 +4045,82 @@ static void test_xdp_loss_demotes_ev(void)
 	ASSERT_EQ(evs.n_down, 1, "n_down stays 1");
 	ASSERT_EQ(drain_ev_events(), 0, "no second EV event");
 	expect_ctl(&want_ctl);
+}
+
+/*
+ * A spine fails as a whole: a loss on an EV whose path (spine) is known,
+ * while another EV of that plane and path is already ASSUMED_BAD, takes
+ * every other usable EV of that plane and path out at once (reason
+ * SAME_PATH), backups included. The first loss on a path takes only its
+ * own EV (a single loss may be a hiccup). Other paths of the plane, the
+ * same path number on another plane and path 0 (unknown) are left alone.
+ */
+#define ACT_P(v, p, pa)		{ .ev = (v), .plane = (p), .path = (pa), \
+				  .state = MRC_EV_GOOD, .flags = MRC_EV_F_ACTIVE }
+#define BAK_P(v, p, pa)		{ .ev = (v), .plane = (p), .path = (pa), \
+				  .state = MRC_EV_GOOD, .flags = 0 }
+
+static void test_xdp_same_path_demotion(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT_P(0xA0, 1, 1),	/* 0: loses 1010 */
+		ACT_P(0xA1, 1, 1),	/* 1: loses 1011 */
+		ACT_P(0xA2, 1, 1),	/* 2: same spine: goes with them */
+		BAK_P(0xA3, 1, 1),	/* 3: a backup on that spine: goes too */
+		ACT_P(0xB0, 1, 2),	/* 4: the plane's other spine: stays */
+		BAK_P(0xB1, 1, 2),	/* 5: backup on the other spine: stays GOOD */
+		ACT_P(0xC0, 2, 1),	/* 6: path 1 of plane 2: stays */
+		ACT_P(0xD0, 1, 0),	/* 7: path unknown: stays; carries triggers */
+	};
+	/* Bit i = PSN 1010 + i: 1012..1020 acked; holes 1010 and 1011. */
+	struct sack_spec s = sspec(1009, 0x7FCULL);
+	struct mrc_qp_evs evs;
+	__u64 sent, t0, t1;
+	struct run r;
+	int i;
+
+	setup_table(MRC_EVF_UDP, tab, 8, NULL);
+	set_wide_windows();
+	sent = mono_ns() - 5000000;
+	put_rec(1010, 0, 1, 0, sent);
+	put_rec(1011, 1, 1, 0, sent + 2000000);
+	/* The trigger, 1.5 ms after 1010 (window 1 ms), before 1011. */
+	put_rec(1020, 7, 1, 0, sent + 1500000);
+	s.psn = 1020;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "first loss: its EV out");
+	for (i = 1; i < 8; i++) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "first loss: ev[%d] still GOOD", i);
+		ASSERT_EQ(evs.ev[i].state, MRC_EV_GOOD, what);
+	}
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event for the first loss");
+	drain_events();
+
+	/* The second loss on the same spine: the spine goes. */
+	put_rec(1019, 7, 1, 0, sent + 4000000);
+	s.psn = 1019;
+	t0 = mono_ns();
+	run_sack(&s, &r);
+	t1 = mono_ns();
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[1].state, MRC_EV_ASSUMED_BAD, "second loss: its EV out");
+	ASSERT_EQ(evs.ev[2].state, MRC_EV_ASSUMED_BAD, "active sibling out");
+	ASSERT_EQ(evs.ev[3].state, MRC_EV_ASSUMED_BAD, "backup sibling out");
+	ASSERT_EQ(evs.ev[4].state, MRC_EV_GOOD, "other spine stays");
+	ASSERT_EQ(evs.ev[5].state, MRC_EV_GOOD, "other spine's backup stays");
+	ASSERT_EQ(evs.ev[6].state, MRC_EV_GOOD, "path 1 of plane 2 stays");
+	ASSERT_EQ(evs.ev[7].state, MRC_EV_GOOD, "unknown path stays");
+	ASSERT_EQ(evs.ev[5].flags, MRC_EV_F_ACTIVE,
+		  "the other spine's backup took an active place");
+	ASSERT_EQ(evs.n_down, 4, "n_down: the four EVs of the spine");
+	ASSERT_EQ(drain_ev_events(), 3, "events: the loss and two siblings");
+	expect_ev_event(0, 1, 0xA1, 1, 0, MRC_EVR_LOSS, 1011, sent + 2000000, t0, t1);
+	expect_ev_event(1, 2, 0xA2, 1, 0, MRC_EVR_SAME_PATH, 1011, sent + 2000000, t0, t1);
+	expect_ev_event(2, 3, 0xA3, 1, 0, MRC_EVR_SAME_PATH, 1011, sent + 2000000, t0, t1);
 }
 
 /*
@@ -5397,6 +5505,7 @@ int main(void)
 	/* TC egress: acknowledgements */
 	RUN_TEST("mrc.tc_ack_reverse_ev", test_tc_ack_reverse_ev);
 	RUN_TEST("mrc.tc_ack_one_learned_ev", test_tc_ack_one_learned_ev);
+	RUN_TEST("mrc.tc_ack_skips_down_plane", test_tc_ack_skips_down_plane);
 	RUN_TEST("mrc.tc_ack_plane_move", test_tc_ack_plane_move);
 	/* XDP: per-EV feedback */
 	RUN_TEST("mrc.xdp_learn_reverse_ev", test_xdp_learn_reverse_ev);
@@ -5408,6 +5517,7 @@ int main(void)
 	RUN_TEST("mrc.xdp_nack_trim_feedback", test_xdp_nack_trim_feedback);
 	RUN_TEST("mrc.xdp_nack_counts_ev_loss", test_xdp_nack_counts_ev_loss);
 	/* XDP: EV demotion and EV events */
+	RUN_TEST("mrc.xdp_same_path_demotion", test_xdp_same_path_demotion);
 	RUN_TEST("mrc.xdp_loss_demotes_ev", test_xdp_loss_demotes_ev);
 	RUN_TEST("mrc.xdp_ev_reorder_rule", test_xdp_ev_reorder_rule);
 	RUN_TEST("mrc.loss_needs_shown_missing", test_loss_needs_shown_missing);
