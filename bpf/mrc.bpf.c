@@ -1434,13 +1434,18 @@ static __always_inline struct mrc_eph *ep_header(struct mrc_pkt *p)
 	return eh;
 }
 
-static __always_inline int ep_drop(void)
+/*
+ * An endpoint packet we will not serve: counted with the control paths,
+ * and, when the packet itself is at fault, as a drop like any other bad
+ * MRC packet (reason 0: a good packet that nobody here can take).
+ */
+static __always_inline int ep_drop(enum mrc_drop_reason reason)
 {
 	struct mrc_ctl_stats *cs = ctl_stats();
 
 	if (cs)
 		cs->ep_dropped++;
-	return XDP_DROP;
+	return reason ? count_drop(reason) : XDP_DROP;
 }
 
 /* Send the frame back where it came from: swap MACs and IP addresses. */
@@ -1490,7 +1495,7 @@ static __always_inline int answer_ev_probe(struct mrc_pkt *p,
 	__u32 old_sum, new_sum, service;
 
 	if (reflect_frame(p))
-		return ep_drop();
+		return ep_drop(MRC_DROP_MALFORMED);
 	old_sum = *op_word + words32(eh->service_ns);
 	p->bth->opcode = MRC_OP_EP_RESPONSE;
 	service = (__u32)(bpf_ktime_get_ns() - t_arrival);
@@ -1511,8 +1516,10 @@ static __always_inline int take_probe_response(struct mrc_pkt *p,
 	__u16 port = bpf_ntohs(eh->reply_port);
 	__u32 old_sum;
 
-	if (eh->kind != MRC_EP_EV_PROBE || !port)
-		return ep_drop();
+	if (eh->kind != MRC_EP_EV_PROBE)
+		return ep_drop(MRC_DROP_BAD_OPCODE);
+	if (!port)
+		return ep_drop(MRC_DROP_MALFORMED);
 	old_sum = words64(eh->t_rx_ns);
 	eh->t_rx_ns = now;
 	udp_csum_update(p->udp, old_sum, words64(now));
@@ -1531,7 +1538,7 @@ static __always_inline int take_port_status(struct mrc_pkt *p)
 	struct mrc_ctl_stats *cs;
 
 	if (!cfg || !cfg->agent_port)
-		return ep_drop();	/* no agent to tell */
+		return ep_drop(MRC_DROP_NONE);	/* no agent to tell */
 	steer_to_owner(p->udp, cfg->agent_port);
 	cs = ctl_stats();
 	if (cs)
@@ -1545,14 +1552,14 @@ static __always_inline int handle_ep(struct mrc_pkt *p)
 	struct mrc_eph *eh = ep_header(p);
 
 	if (!eh)
-		return ep_drop();
+		return ep_drop(MRC_DROP_MALFORMED);
 	if (p->opcode == MRC_OP_EP_RESPONSE)
 		return take_probe_response(p, eh, t_arrival);
 	if (eh->kind == MRC_EP_EV_PROBE)
 		return answer_ev_probe(p, eh, t_arrival);
 	if (eh->kind == MRC_EP_PORT_STATUS)
 		return take_port_status(p);
-	return ep_drop();
+	return ep_drop(MRC_DROP_BAD_OPCODE);
 }
 
 /* ------------------------------------------------------------------------ */

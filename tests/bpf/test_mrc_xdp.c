@@ -763,42 +763,41 @@ static void expect_event(int i, __u32 type, __u64 wr_id, __u32 psn, __u32 ev,
 #define QP_STAT_FIELDS(X) X(rx_data) X(rx_data_bytes) X(rx_dup) X(rx_oow) \
 	X(rx_bad) X(rx_sack) X(rx_nack) X(losses) X(completions) X(tx_stamped)
 
+/*
+ * A per-CPU map value made only of __u64 counters, summed over the CPUs
+ * into `sum` (size bytes); all zero, and a failed assertion, if unreadable.
+ */
+static void sum_percpu_u64(int fd, __u32 key, void *sum, size_t size,
+			   const char *what)
+{
+	__u64 *out = sum, *v = calloc((size_t)ncpus, size);
+	size_t n = size / sizeof(__u64);
+
+	memset(sum, 0, size);
+	if (!v || bpf_map_lookup_elem(fd, &key, v)) {
+		ASSERT_TRUE(0, what);
+		free(v);
+		return;
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		for (size_t i = 0; i < n; i++)
+			out[i] += v[(size_t)cpu * n + i];
+	free(v);
+}
+
 static struct mrc_drop_stats read_drops(void)
 {
-	struct mrc_drop_stats sum = {}, *v = calloc((size_t)ncpus, sizeof(*v));
-	__u32 zero = 0;
-	int i;
+	struct mrc_drop_stats sum;
 
-	if (!v || bpf_map_lookup_elem(MFD(mrc_drops), &zero, v)) {
-		ASSERT_TRUE(0, "read mrc_drops");
-		free(v);
-		return sum;
-	}
-	for (i = 0; i < ncpus; i++) {
-#define SUM(f) sum.f += v[i].f;
-		DROP_FIELDS(SUM)
-#undef SUM
-	}
-	free(v);
+	sum_percpu_u64(MFD(mrc_drops), 0, &sum, sizeof(sum), "read mrc_drops");
 	return sum;
 }
 
 static struct mrc_qp_stats read_qp_stats(__u32 slot)
 {
-	struct mrc_qp_stats sum = {}, *v = calloc((size_t)ncpus, sizeof(*v));
-	int i;
+	struct mrc_qp_stats sum;
 
-	if (!v || bpf_map_lookup_elem(MFD(mrc_qp_stats), &slot, v)) {
-		ASSERT_TRUE(0, "read mrc_qp_stats");
-		free(v);
-		return sum;
-	}
-	for (i = 0; i < ncpus; i++) {
-#define SUM(f) sum.f += v[i].f;
-		QP_STAT_FIELDS(SUM)
-#undef SUM
-	}
-	free(v);
+	sum_percpu_u64(MFD(mrc_qp_stats), slot, &sum, sizeof(sum), "read mrc_qp_stats");
 	return sum;
 }
 
@@ -809,21 +808,9 @@ static struct mrc_qp_stats read_qp_stats(__u32 slot)
 /* mrc_ctl_stats, summed over the CPUs. */
 static struct mrc_ctl_stats read_ctl(void)
 {
-	struct mrc_ctl_stats sum = {}, *v = calloc((size_t)ncpus, sizeof(*v));
-	__u32 zero = 0;
-	int i;
+	struct mrc_ctl_stats sum;
 
-	if (!v || bpf_map_lookup_elem(MFD(mrc_ctl_stats), &zero, v)) {
-		ASSERT_TRUE(0, "read mrc_ctl_stats");
-		free(v);
-		return sum;
-	}
-	for (i = 0; i < ncpus; i++) {
-#define SUM(f) sum.f += v[i].f;
-		CTL_FIELDS(SUM)
-#undef SUM
-	}
-	free(v);
+	sum_percpu_u64(MFD(mrc_ctl_stats), 0, &sum, sizeof(sum), "read mrc_ctl_stats");
 	return sum;
 }
 

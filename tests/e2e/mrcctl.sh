@@ -208,7 +208,7 @@ check "EVs in hex" bash -c "[[ \$(jq -r '.[0].ev' '$tmp/out') =~ ^0x[0-9a-f]+\$ 
 check "states" eq "$(jqo '[.[].state] - ["GOOD", "SKIP", "ASSUMED_BAD"] | length')" 0
 check "per-EV counters" eq "$(jqo '.[0] | has("packets") and has("rtt_us")')" true
 ctl h1 ev list --qp "$qpn"
-check "ev list text" out_has "^0 *0x[0-9a-f]* *[0-9] *[A-Z_]* *\(active\|backup\) "
+check "ev list text" out_has "^0 *0x[0-9a-f]* *[0-9] *[0-9]* *[A-Z_]* *\(active\|backup\) "
 
 check "ev deny by index" ctl h1 ev deny --qp "$qpn" --index 0,1
 check "says how many" eq "$(out)" "qp $qpn: 2 EVs denied"

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "lib/agent_ipc.h"
+#include "lib/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,18 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 4, 5)))
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- where -------------------------------------------------------------- */
 

@@ -11,19 +11,8 @@
 #include <string.h>
 
 #include "lib/parse.h"
+#include "lib/errmsg.h"
 
-__attribute__((format(printf, 4, 5)))
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- bit helpers ------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "lib/probe_net.h"
+#include "lib/errmsg.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,18 +22,6 @@
 #define IFF_LOWER_UP	0x10000
 #endif
 
-__attribute__((format(printf, 4, 5)))
-static int fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- packets ------------------------------------------------------------ */
 
