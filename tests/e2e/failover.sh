@@ -273,9 +273,27 @@ report_fault_case() {
 	# by timeouts, as before per-EV fault tolerance, stalled 520-630 ms.
 	[ "$gap" -lt 10 ] || echo "    $name: gap $gap ms is above the 10 ms target" >&2
 	check "longest zero-byte gap from the fault on < 50 ms (measured $gap ms, target 10)" between "$gap" 0 49
+	# What the fault adds to the control run's stall: the transport's part.
+	check "stall beyond the control run's ($gap - ${NULL_GAP:-0} ms) < 10 ms" \
+		between "$((gap - ${NULL_GAP:-0}))" -1000 9
 	check "EVs ASSUMED_BAD within 10 ms of the fault (measured $bad ms)" between "$bad" 0 10
 	check "demoted EVs GOOD again within 2 s of the repair (measured $good ms)" between "$good" 0 2000
 }
+
+# --- control: the same run with a fault command that changes nothing ------
+# The stall the harness itself causes: two CPUs shared by sender,
+# receiver, four forwarding hops and the fault command. The fault cases
+# are judged against it: what a fault adds on top is the transport's.
+begin failover.control_no_fault
+FAULT_ON="labctl_set p1-s1 blackhole=0"
+FAULT_OFF="labctl_set p1-s1 blackhole=0"
+run_fault_case ctl
+t0=$(jq -r '.timeline_t0_ns // 0' "$tmp/ctl.server.json")
+NULL_GAP=$(tl_longest_stall_from "$tmp/ctl.csv" "$(((T_CMD - t0) / 1000000))")
+echo "    control: $(jq -r .gbps "$tmp/ctl.c.json") Gb/s, longest gap $NULL_GAP ms from the" \
+	"no-op fault command on, $(bad_count "$tmp/ctl.ev") EVs demoted" >&2
+check "no EV demoted without a fault" eq "$(bad_count "$tmp/ctl.ev")" 0
+end
 
 begin failover.blackhole_spine
 FAULT_ON="labctl_set p1-s1 blackhole=1"
