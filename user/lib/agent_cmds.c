@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/doctor.h"
 #include "lib/ev_profile.h"
 #include "lib/ev_state.h"
 #include "lib/probe_net.h"
@@ -2615,6 +2616,21 @@ static int cmd_probe(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/* ---- doctor (local) --------------------------------------------------- */
+
+static int cmd_doctor(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = { COMMON_OPTS, {} };
+
+	/* Checks the host, mrcd included: done here, with or without it. */
+	c->done = true;
+	if (next_opt(c, argc, argv, opts) != -1)
+		return AGENT_EXIT_USAGE;
+	if (no_positionals(c, argc, argv))
+		return AGENT_EXIT_USAGE;
+	return doctor_run(c->env->pin_dir, c->json, c->out, c->err);
+}
+
 /* ---- the command table ------------------------------------------------ */
 
 struct command {
@@ -2679,6 +2695,13 @@ static const struct command commands[] = {
 	  "peer's XDP answers. Prints the round-trip time of each probe (and the\n"
 	  "responder's service time), then a summary. --count 1..1000 (default 3).\n"
 	  "Exit status 1 when no probe was answered." },
+	{ "doctor", cmd_doctor, "[--json]",
+	  "Check this host for what MRC-XDP needs, computed here (no mrcd needed):\n"
+	  "kernel BTF, bpffs, libbpf and libxdp, privileges, whether mrcd answers,\n"
+	  "the pinned maps (present, with BTF), every plane (link up, XDP program\n"
+	  "and TC egress filter attached) and tracefs. One line per check,\n"
+	  "'ok|WARN|FAIL  NAME: DETAIL', and a 'fix:' line under each WARN and\n"
+	  "FAIL. Exit status 1 when a check failed." },
 	{ "profile ev create", cmd_profile_ev_create,
 	  "ID --type explicit|generated|auto [--format udp|stev] [--count N]\n"
 	  "                  [--min-active N] [--backups N] [--json]",
@@ -2776,6 +2799,7 @@ void agent_cmd_usage(FILE *f)
 "                               EV state changes as they happen\n"
 "  probe --to HOST --ev VALUE --plane P [--count N] [--interval-ms MS]\n"
 "                               round-trip times of one path\n"
+"  doctor                       check the host, say what to fix (no mrcd)\n"
 "  profile ev create|set|online|offline|show|delete ...   EV profiles\n"
 "  profile cc create|set|online|offline|show|delete ...   NSCC profiles\n"
 "\n"

@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * `mrcctl doctor` (see doctor.h). Every check records a status, what it
+ * found and, when something is wrong, the command that fixes it; nothing
+ * here needs mrcd or the pinned maps to exist.
+ */
+#define _GNU_SOURCE
+#include "lib/doctor.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "mrc/abi.h"
+#include "lib/agent_cmds.h"
+#include "lib/agent_ipc.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC		0xcafe4a11
+#endif
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC		0x74726163
+#endif
+#define CAP_NET_ADMIN_BIT	12
+#define CAP_SYS_ADMIN_BIT	21
+#define CAP_BPF_BIT		39
+
+/* mrcd's TC egress filter (user/mrcd.c). */
+#define DOCTOR_TC_HANDLE	0x4d43
+#define DOCTOR_TC_PRIO		0x4d43
+
+/* The pinned maps of bpf/mrc.bpf.c (every one is LIBBPF_PIN_BY_NAME). */
+static const char *const map_names[] = {
+	"mrc_cfg", "mrc_qp_owner", "mrc_ctx_owner", "mrc_planes", "mrc_qps",
+	"mrc_peers", "mrc_qp_evs", "mrc_rx", "mrc_tx", "mrc_ev_stats",
+	"mrc_send_log", "mrc_rev_evs", "mrc_plane_of", "mrc_ev_profiles",
+	"mrc_cc_profiles", "mrc_events", "mrc_qp_stats", "mrc_drops",
+	"mrc_ev_events", "mrc_ctl_stats",
+};
+#define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
+
+enum dr_status { DR_OK, DR_WARN, DR_FAIL };
+
+struct dr_plane {
+	unsigned int plane;		/* 1-based */
+	char ifname[IFNAMSIZ];
+	uint32_t ifindex;
+	bool down_flag;			/* MRC_PLANE_F_DOWN */
+	char oper[32];
+	uint32_t xdp_prog_id;
+	const char *xdp_mode;
+	uint32_t tc_prog_id;
+};
+
+struct dr_check {
+	char name[48];
+	enum dr_status status;
+	char detail[512];
+	char fix[256];
+	bool has_plane;
+	struct dr_plane plane;
+};
+
+#define DR_MAX_CHECKS	(16 + MRC_MAX_PLANES_ABI)
+
+struct doctor {
+	const char *pin_dir;
+	bool default_dir;
+	struct agent_paths paths;
+	bool paths_ok;
+	char paths_err[256];
+	bool agent_up;
+	unsigned int n;
+	struct dr_check checks[DR_MAX_CHECKS];
+};
+
+__attribute__((format(printf, 4, 5)))
+static struct dr_check *add(struct doctor *d, const char *name,
+			    enum dr_status st, const char *fmt, ...)
+{
+	static struct dr_check spare;
+	struct dr_check *c = d->n < DR_MAX_CHECKS ? &d->checks[d->n++] : &spare;
+	va_list ap;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->status = st;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+	return c;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void set_fix(struct dr_check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->fix, sizeof(c->fix), fmt, ap);
+	va_end(ap);
+}
+
+/* " --pin-dir DIR" when not the default, for fix commands. */
+static const char *pin_arg(const struct doctor *d, char *buf, size_t len)
+{
+	if (d->default_dir)
+		return "";
+	snprintf(buf, len, " --pin-dir %s", d->pin_dir);
+	return buf;
+}
+
+/* ---- libraries quiet while we probe ------------------------------------ */
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level; (void)fmt; (void)ap;
+	return 0;
+}
+
+static int quiet_xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level; (void)fmt; (void)ap;
+	return 0;
+}
+
+/* ---- 1. kernel BTF ----------------------------------------------------- */
+
+static void check_btf(struct doctor *d)
+{
+	const char *path = "/sys/kernel/btf/vmlinux";
+	struct dr_check *c;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		off_t size = lseek(fd, 0, SEEK_END);
+
+		close(fd);
+		add(d, "kernel BTF", DR_OK, "%s readable (%lld bytes)", path,
+		    (long long)size);
+		return;
+	}
+	c = add(d, "kernel BTF", DR_FAIL, "%s: %s (the BPF programs need the "
+		"kernel's BTF for CO-RE)", path, strerror(errno));
+	if (errno == EACCES || errno == EPERM)
+		set_fix(c, "run as root: sudo mrcctl doctor");
+	else
+		set_fix(c, "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+}
+
+/* ---- 2. bpffs ---------------------------------------------------------- */
+
+static void check_bpffs(struct doctor *d)
+{
+	const char *dirs[2] = { "/sys/fs/bpf", NULL };
+	struct dr_check *c;
+	struct statfs sfs;
+	int i;
+
+	if (d->paths_ok && strcmp(d->paths.pin_parent, "/sys/fs/bpf"))
+		dirs[1] = d->paths.pin_parent;
+	for (i = 0; i < 2 && dirs[i]; i++) {
+		if (statfs(dirs[i], &sfs)) {
+			c = add(d, "bpffs", DR_FAIL, "%s: %s", dirs[i], strerror(errno));
+			set_fix(c, "mkdir -p %s && mount -t bpf bpf %s", dirs[i], dirs[i]);
+			return;
+		}
+		if ((unsigned long)sfs.f_type != BPF_FS_MAGIC) {
+			c = add(d, "bpffs", DR_FAIL, "%s is not a BPF filesystem "
+				"(f_type 0x%lx)", dirs[i], (unsigned long)sfs.f_type);
+			set_fix(c, "mount -t bpf bpf %s", dirs[i]);
+			return;
+		}
+	}
+	if (dirs[1])
+		add(d, "bpffs", DR_OK, "/sys/fs/bpf and %s are BPF filesystems", dirs[1]);
+	else
+		add(d, "bpffs", DR_OK, "/sys/fs/bpf is a BPF filesystem");
+}
+
+/* ---- 3. libraries ------------------------------------------------------ */
+
+/* The file a symbol was loaded from, links resolved ("" if unknown). */
+static void lib_file(void *sym, char *buf, size_t len)
+{
+	char real[PATH_MAX];
+	Dl_info info;
+
+	buf[0] = '\0';
+	if (!dladdr(sym, &info) || !info.dli_fname)
+		return;
+	snprintf(buf, len, "%s", realpath(info.dli_fname, real) ? real : info.dli_fname);
+}
+
+static void check_libs(struct doctor *d)
+{
+	unsigned int maj = libbpf_major_version();
+	char file[PATH_MAX], ver[32] = "";
+	struct dr_check *c;
+	const char *so;
+
+	if (maj >= 1) {
+		add(d, "libbpf", DR_OK, "%s", libbpf_version_string());
+	} else {
+		c = add(d, "libbpf", DR_FAIL, "%s is older than 1.0",
+			libbpf_version_string());
+		set_fix(c, "install libbpf 1.0 or newer (apt install libbpf1 "
+			"libbpf-dev) and rebuild");
+	}
+	/* libxdp has no version call: the soname file tells (libxdp.so.1.3.1). */
+	lib_file((void *)xdp_multiprog__get_from_ifindex, file, sizeof(file));
+	so = strstr(file, ".so.");
+	if (so)
+		snprintf(ver, sizeof(ver), "%s", so + 4);
+	if (ver[0])
+		add(d, "libxdp", DR_OK, "linked, %s (version from the file name)", file);
+	else
+		add(d, "libxdp", DR_OK, "linked%s%s%s (no version call in libxdp)",
+		    file[0] ? " (" : "", file, file[0] ? ")" : "");
+}
+
+/* ---- 4. privileges ----------------------------------------------------- */
+
+static int cap_eff(uint64_t *caps)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "CapEff:", 7)) {
+			*caps = strtoull(line + 7, NULL, 16);
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static void check_privileges(struct doctor *d)
+{
+	uint64_t caps = 0;
+	bool have, bpf, sys_admin, net_admin;
+	struct dr_check *c;
+
+	if (cap_eff(&caps)) {
+		c = add(d, "privileges", geteuid() ? DR_FAIL : DR_OK,
+			"euid %u, CapEff unreadable", geteuid());
+		if (geteuid())
+			set_fix(c, "run as root: sudo mrcctl doctor");
+		return;
+	}
+	bpf = caps & (1ull << CAP_BPF_BIT);
+	sys_admin = caps & (1ull << CAP_SYS_ADMIN_BIT);
+	net_admin = caps & (1ull << CAP_NET_ADMIN_BIT);
+	have = (bpf || sys_admin) && net_admin;
+	if (have || !geteuid()) {
+		add(d, "privileges", DR_OK, "euid %u, CAP_BPF %s, CAP_SYS_ADMIN %s, "
+		    "CAP_NET_ADMIN %s", geteuid(), bpf ? "yes" : "no",
+		    sys_admin ? "yes" : "no", net_admin ? "yes" : "no");
+		return;
+	}
+	c = add(d, "privileges", DR_FAIL, "euid %u without CAP_BPF (or "
+		"CAP_SYS_ADMIN) and CAP_NET_ADMIN (CapEff %016llx)", geteuid(),
+		(unsigned long long)caps);
+	set_fix(c, "run as root: sudo mrcctl doctor (mrcd and mrcctl need "
+		"CAP_BPF and CAP_NET_ADMIN)");
+}
+
+/* ---- 5. mrcd ----------------------------------------------------------- */
+
+static void check_agent(struct doctor *d)
+{
+	static volatile sig_atomic_t never;
+	char *argv[] = { "status", "--json", NULL };
+	char pbuf[PATH_MAX + 16], err[256];
+	enum agent_call_result res;
+	struct dr_check *c;
+	char *out_text = NULL, *err_text = NULL, *p;
+	size_t out_len = 0, err_len = 0;
+	FILE *out, *errf;
+	int status = AGENT_EXIT_FAIL;
+
+	if (!d->paths_ok) {
+		c = add(d, "mrcd", DR_FAIL, "no agent for %s: %s", d->pin_dir,
+			d->paths_err);
+		set_fix(c, "mrcd --planes IF[,IF..] --daemon%s",
+			pin_arg(d, pbuf, sizeof(pbuf)));
+		return;
+	}
+	out = open_memstream(&out_text, &out_len);
+	errf = open_memstream(&err_text, &err_len);
+	if (!out || !errf) {
+		if (out)
+			fclose(out);
+		if (errf)
+			fclose(errf);
+		add(d, "mrcd", DR_FAIL, "out of memory");
+		return;
+	}
+	err[0] = '\0';
+	res = agent_call(d->paths.sock_path, 2, argv, out, errf, &status, &never,
+			 err, sizeof(err));
+	fclose(out);
+	fclose(errf);
+	switch (res) {
+	case AGENT_CALL_OK:
+		if (status == 0) {
+			long pid = 0;
+
+			p = out_text ? strstr(out_text, "\"pid\": ") : NULL;
+			if (p)
+				pid = strtol(p + 7, NULL, 10);
+			if (pid > 0)
+				add(d, "mrcd", DR_OK, "answers on %s (pid %ld)",
+				    d->paths.sock_path, pid);
+			else
+				add(d, "mrcd", DR_OK, "answers on %s", d->paths.sock_path);
+			d->agent_up = true;
+		} else {
+			c = add(d, "mrcd", DR_FAIL, "answers on %s but `status` "
+				"failed (exit %d): %.200s", d->paths.sock_path,
+				status, err_text ? err_text : "");
+			set_fix(c, "restart it: mrcd --detach%s, then mrcd --planes "
+				"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)),
+				pbuf);
+		}
+		break;
+	case AGENT_CALL_NOT_RUNNING:
+		c = add(d, "mrcd", DR_FAIL, "not running for %s (nobody answers "
+			"on %s)", d->paths.pin_dir, d->paths.sock_path);
+		set_fix(c, "mrcd --planes IF[,IF..] --daemon%s",
+			pin_arg(d, pbuf, sizeof(pbuf)));
+		break;
+	case AGENT_CALL_TIMEOUT:
+		c = add(d, "mrcd", DR_FAIL, "not answering on %s within %d s "
+			"(stopped or stuck?)", d->paths.sock_path,
+			AGENT_TIMEOUT_MS / 1000);
+		set_fix(c, "mrcd --detach%s, then mrcd --planes IF[,IF..] "
+			"--daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		break;
+	default:
+		c = add(d, "mrcd", DR_FAIL, "cannot talk to it on %s: %s",
+			d->paths.sock_path, err[0] ? err : "unknown error");
+		set_fix(c, "mrcd --detach%s, then mrcd --planes IF[,IF..] "
+			"--daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		break;
+	}
+	free(out_text);
+	free(err_text);
+}
+
+/* ---- 6. pinned maps ---------------------------------------------------- */
+
+static void append(char *buf, size_t len, const char *s)
+{
+	size_t used = strlen(buf);
+
+	if (used + 1 < len)
+		snprintf(buf + used, len - used, "%s%s", used ? ", " : "", s);
+}
+
+static void check_maps(struct doctor *d)
+{
+	char path[PATH_MAX + 64], pbuf[PATH_MAX + 16];
+	char missing[320] = "", no_btf[320] = "";
+	unsigned int present = 0, n_missing = 0, n_no_btf = 0, n_typeless = 0, i;
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	int first_errno = 0;
+	struct dr_check *c;
+
+	for (i = 0; i < N_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, map_names[i]);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			if (!first_errno)
+				first_errno = errno;
+			n_missing++;
+			append(missing, sizeof(missing), map_names[i]);
+			continue;
+		}
+		present++;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			n_no_btf++;
+			append(no_btf, sizeof(no_btf), map_names[i]);
+		} else if (info.type == BPF_MAP_TYPE_RINGBUF ||
+			   info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
+			   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+			   info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+			/* No value type (ring buffer, map of maps): no BTF to have. */
+			n_typeless++;
+		} else if (!info.btf_id) {
+			n_no_btf++;
+			append(no_btf, sizeof(no_btf), map_names[i]);
+		}
+		close(fd);
+	}
+	if (!n_missing && !n_no_btf) {
+		add(d, "pinned maps", DR_OK, "all %zu maps of mrc.bpf.c in %s, "
+		    "with BTF (but %u ring buffers/maps of maps, which have none)", N_MAPS, dir,
+		    n_typeless);
+		return;
+	}
+	if (!present) {
+		c = add(d, "pinned maps", DR_FAIL, "none of the %zu maps in %s "
+			"(%s)", N_MAPS, dir, strerror(first_errno));
+		if (first_errno == EACCES || first_errno == EPERM)
+			set_fix(c, "run as root: sudo mrcctl doctor");
+		else
+			set_fix(c, "start mrcd: mrcd --planes IF[,IF..] --daemon%s",
+				pin_arg(d, pbuf, sizeof(pbuf)));
+		return;
+	}
+	if (n_missing)
+		c = add(d, "pinned maps", DR_FAIL, "%u of %zu present in %s, "
+			"%u missing: %s%s%s", present, N_MAPS, dir, n_missing,
+			missing, n_no_btf ? "; without BTF: " : "", no_btf);
+	else
+		c = add(d, "pinned maps", DR_FAIL, "all %zu present in %s, %u "
+			"without BTF: %s", N_MAPS, dir, n_no_btf, no_btf);
+	/* Stale or foreign pins: clean them and start again. */
+	set_fix(c, "mrcd --detach%s (removes stale pins), then mrcd --planes "
+		"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+}
+
+/* ---- 7. planes and their programs -------------------------------------- */
+
+static void read_oper(const char *ifname, char *buf, size_t len)
+{
+	char path[64 + IFNAMSIZ];
+	FILE *f;
+
+	snprintf(buf, len, "unknown");
+	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static void query_xdp(struct dr_plane *p)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	p->xdp_mode = "none";
+	if (bpf_xdp_query((int)p->ifindex, 0, &q))
+		return;
+	if (q.drv_prog_id) {
+		p->xdp_prog_id = q.drv_prog_id;
+		p->xdp_mode = "native";
+	} else if (q.skb_prog_id) {
+		p->xdp_prog_id = q.skb_prog_id;
+		p->xdp_mode = "skb";
+	} else if (q.hw_prog_id) {
+		p->xdp_prog_id = q.hw_prog_id;
+		p->xdp_mode = "hw";
+	} else if (q.prog_id) {
+		p->xdp_prog_id = q.prog_id;
+		p->xdp_mode = "native";
+	}
+}
+
+static void query_tc(struct dr_plane *p)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)p->ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = DOCTOR_TC_HANDLE,
+		    .priority = DOCTOR_TC_PRIO);
+
+	if (bpf_tc_query(&hook, &opts))
+		opts.prog_id = 0;
+	p->tc_prog_id = opts.prog_id;
+}
+
+static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_plane *mp)
+{
+	char name[48], pbuf[PATH_MAX + 16], problems[256] = "";
+	struct dr_plane pl = {};
+	enum dr_status st = DR_OK;
+	struct dr_check *c;
+	unsigned int real;
+	bool up;
+
+	pl.plane = idx + 1;
+	memcpy(pl.ifname, mp->name, sizeof(pl.ifname) - 1);
+	pl.ifindex = mp->ifindex;
+	pl.down_flag = mp->flags & MRC_PLANE_F_DOWN;
+	snprintf(name, sizeof(name), "plane %u %s", pl.plane, pl.ifname);
+
+	real = if_nametoindex(pl.ifname);
+	read_oper(pl.ifname, pl.oper, sizeof(pl.oper));
+	query_xdp(&pl);
+	query_tc(&pl);
+
+	if (!real) {
+		snprintf(problems, sizeof(problems), "%s does not exist", pl.ifname);
+		st = DR_FAIL;
+	} else if (real != pl.ifindex) {
+		snprintf(problems, sizeof(problems), "%s is ifindex %u now, the "
+			 "map says %u (recreated?)", pl.ifname, real, pl.ifindex);
+		st = DR_FAIL;
+	}
+	up = !strcmp(pl.oper, "up");
+	if (st == DR_OK && !up) {
+		append(problems, sizeof(problems), "link not up");
+		st = DR_FAIL;
+	}
+	if (st == DR_OK && !pl.xdp_prog_id) {
+		append(problems, sizeof(problems), "no XDP program");
+		st = DR_FAIL;
+	}
+	if (st == DR_OK && !pl.tc_prog_id) {
+		append(problems, sizeof(problems), "no TC egress filter 0x4d43");
+		st = DR_FAIL;
+	}
+	if (st == DR_OK && pl.down_flag) {
+		append(problems, sizeof(problems), "marked DOWN by mrcd");
+		st = DR_WARN;
+	}
+
+	c = add(d, name, st, "ifindex %u, oper %s, XDP prog %u (%s), TC egress "
+		"prog %u%s%s%s", pl.ifindex, pl.oper, pl.xdp_prog_id, pl.xdp_mode,
+		pl.tc_prog_id, pl.down_flag ? ", flag DOWN" : "",
+		problems[0] ? ": " : "", problems);
+	c->has_plane = true;
+	c->plane = pl;
+	if (st == DR_OK)
+		return;
+	if (!real || real != pl.ifindex)
+		set_fix(c, "restart mrcd on the current interfaces: mrcd --detach%s, "
+			"then mrcd --planes IF[,IF..] --daemon%s",
+			pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+	else if (!up)
+		set_fix(c, "ip link set %s up (and check its cable/peer: "
+			"cat /sys/class/net/%s/carrier)", pl.ifname, pl.ifname);
+	else if (!pl.xdp_prog_id || !pl.tc_prog_id)
+		set_fix(c, "reattach: mrcd --detach%s, then mrcd --planes "
+			"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+	else
+		set_fix(c, "check the link and the fabric behind %s (mrcd clears "
+			"DOWN when it comes back)", pl.ifname);
+}
+
+static void check_planes(struct doctor *d)
+{
+	char path[PATH_MAX + 64], pbuf[PATH_MAX + 16];
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	unsigned int used = 0;
+	struct dr_check *c;
+	__u32 key;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mrc_planes", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		c = add(d, "planes", DR_FAIL, "not checked: cannot open %s (%s)",
+			path, strerror(errno));
+		set_fix(c, "start mrcd: mrcd --planes IF[,IF..] --daemon%s",
+			pin_arg(d, pbuf, sizeof(pbuf)));
+		return;
+	}
+	for (key = 0; key < MRC_MAX_PLANES_ABI; key++) {
+		struct mrc_plane mp = {};
+
+		if (bpf_map_lookup_elem(fd, &key, &mp) || !mp.ifindex)
+			continue;
+		used++;
+		check_plane(d, key, &mp);
+	}
+	close(fd);
+	if (!used) {
+		c = add(d, "planes", DR_FAIL, "no plane in %s", path);
+		set_fix(c, "mrcd --detach%s, then mrcd --planes IF[,IF..] --daemon%s",
+			pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+	}
+}
+
+/* ---- 8. tracefs -------------------------------------------------------- */
+
+static void check_tracefs(struct doctor *d)
+{
+	const char *path = "/sys/kernel/tracing";
+	struct dr_check *c;
+	struct statfs sfs;
+
+	if (!statfs(path, &sfs) && (unsigned long)sfs.f_type == TRACEFS_MAGIC) {
+		add(d, "tracefs", DR_OK, "mounted at %s", path);
+		return;
+	}
+	c = add(d, "tracefs", DR_WARN, "not mounted at %s (only bpf_printk "
+		"debugging needs it)", path);
+	set_fix(c, "mount -t tracefs tracefs %s", path);
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static const char *status_word(enum dr_status st, bool json)
+{
+	switch (st) {
+	case DR_OK:
+		return "ok";
+	case DR_WARN:
+		return json ? "warn" : "WARN";
+	default:
+		return json ? "fail" : "FAIL";
+	}
+}
+
+static void print_json(const struct doctor *d, FILE *f, unsigned int failed,
+		       unsigned int warnings)
+{
+	unsigned int i;
+
+	fputs("{\"checks\": [", f);
+	for (i = 0; i < d->n; i++) {
+		const struct dr_check *c = &d->checks[i];
+
+		fputs(i ? ", {" : "{", f);
+		fputs("\"name\": ", f);
+		json_string(f, c->name);
+		fprintf(f, ", \"status\": \"%s\", \"detail\": ", status_word(c->status, true));
+		json_string(f, c->detail);
+		fputs(", \"fix\": ", f);
+		if (c->fix[0])
+			json_string(f, c->fix);
+		else
+			fputs("null", f);
+		if (c->has_plane) {
+			const struct dr_plane *p = &c->plane;
+
+			fprintf(f, ", \"plane\": {\"plane\": %u, \"ifname\": ", p->plane);
+			json_string(f, p->ifname);
+			fprintf(f, ", \"ifindex\": %u, \"oper\": ", p->ifindex);
+			json_string(f, p->oper);
+			fprintf(f, ", \"down\": %s, \"xdp_prog_id\": %u, \"xdp_mode\": "
+				"\"%s\", \"tc_prog_id\": %u}", p->down_flag ? "true" : "false",
+				p->xdp_prog_id, p->xdp_mode, p->tc_prog_id);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "], \"failed\": %u, \"warnings\": %u}\n", failed, warnings);
+}
+
+static void print_text(const struct doctor *d, FILE *f, unsigned int failed,
+		       unsigned int warnings)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n; i++) {
+		const struct dr_check *c = &d->checks[i];
+
+		fprintf(f, "%-4s  %s: %s\n", status_word(c->status, false), c->name,
+			c->detail);
+		if (c->status != DR_OK)
+			fprintf(f, "      fix: %s\n", c->fix[0] ? c->fix :
+				"see mrcctl(8), DOCTOR");
+	}
+	fprintf(f, "%u failed, %u warning%s\n", failed, warnings,
+		warnings == 1 ? "" : "s");
+}
+
+int doctor_run(const char *pin_dir, bool json, FILE *out, FILE *err)
+{
+	struct doctor *d = calloc(1, sizeof(*d));
+	libbpf_print_fn_t old_print;
+	libxdp_print_fn_t old_xdp_print;
+	unsigned int failed = 0, warnings = 0, i;
+
+	if (!d) {
+		fprintf(err, "mrcctl doctor: out of memory\n");
+		return AGENT_EXIT_FAIL;
+	}
+	d->pin_dir = pin_dir ? pin_dir : AGENT_PIN_DIR_DEFAULT;
+	d->default_dir = !strcmp(d->pin_dir, AGENT_PIN_DIR_DEFAULT);
+	d->paths_ok = !agent_paths_resolve(d->pin_dir, &d->paths, d->paths_err,
+					   sizeof(d->paths_err));
+	old_print = libbpf_set_print(quiet_print);
+	old_xdp_print = libxdp_set_print(quiet_xdp_print);
+
+	check_btf(d);
+	check_bpffs(d);
+	check_libs(d);
+	check_privileges(d);
+	check_agent(d);
+	check_maps(d);
+	check_planes(d);
+	check_tracefs(d);
+
+	libbpf_set_print(old_print);
+	libxdp_set_print(old_xdp_print);
+	for (i = 0; i < d->n; i++) {
+		failed += d->checks[i].status == DR_FAIL;
+		warnings += d->checks[i].status == DR_WARN;
+	}
+	if (json)
+		print_json(d, out, failed, warnings);
+	else
+		print_text(d, out, failed, warnings);
+	free(d);
+	return failed ? AGENT_EXIT_FAIL : AGENT_EXIT_OK;
+}
