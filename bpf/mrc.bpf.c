@@ -1073,10 +1073,15 @@ static __always_inline int overtaken(struct loss_ctx *lc,
 {
 	__u8 state;
 
-	if (lc->now - rec->sent_ns > lc->give_up_ns)
-		return 1;
+	/*
+	 * Give up on the packet when it was sent that long before the
+	 * trigger: measured from the trigger, not from now, since a SACK
+	 * held up on its way speaks of the time it was sent.
+	 */
 	if (!lc->trig_sent_ns)
-		return 0;
+		return lc->now - rec->sent_ns > lc->give_up_ns;
+	if (lc->trig_sent_ns > rec->sent_ns + lc->give_up_ns)
+		return 1;
 	/*
 	 * Its EV is already out of service (a loss, port status, the
 	 * controller): a packet still missing on it is lost as soon as a

@@ -372,10 +372,12 @@ check "goodput >= 80% of the fault-free run (measured ${pct}%)" between "$pct" 8
 check "some EVs demoted" between "$n" 1 256
 # A lone EV elsewhere can be called lost when the host holds a packet
 # back for over 1 ms (two CPUs shared with the fault, the lab and both
-# ends; seen in about one run in five): it is reported, and tolerated
-# once. A second one means demotion spreads, which is the failure.
+# ends): 0 in most runs, up to 3 seen. Such strays are reported and
+# tolerated; demotion spreading (a whole spine or plane elsewhere) is not.
 [ "$wrong" = 0 ] || bad_reasons "$tmp/c1.ev" | sed 's/^/    /' >&2
-check "only EVs through p1-s1 demoted (at most one stray, got $wrong)" between "$wrong" 0 1
+spread=$(qp_events "$tmp/c1.ev" | jq '[.[] | select(.state == "ASSUMED_BAD" and .plane != 1 and .reason == "same_path")] | length')
+check "only EVs through p1-s1 demoted (at most 3 lone strays, got $wrong)" between "$wrong" 0 3
+check "no spine or plane elsewhere taken out (same_path outside plane 1: $spread)" eq "$spread" 0
 end
 
 # --- d. flapping access link -----------------------------------------------
