@@ -189,10 +189,14 @@ echo "    link down -> h1 demoted $n1 EVs (port_down) in $(( (last1 - t_down) / 
 	"h2 $n2 EVs (peer_port_down) in $(( (last2 - t_down) / 1000 )) us" >&2
 check "h1: port_down events" between "$n1" 1 256
 check "h2: peer_port_down events" between "$n2" 1 256
-# -5: ip monitor stamps the carrier loss when it reads the message, which
-# may be a little after mrcd did.
-check "h1: demoted within 50 ms" between "$(( (last1 - t_down) / 1000000 ))" -5 50
-check "h2: demoted within 50 ms" between "$(( (last2 - t_down) / 1000000 ))" -5 50
+# ip monitor stamps the carrier loss when it reads the message, which on a
+# busy machine may be several ms after mrcd did; so no lower bound from
+# it: the demotions only have to come after the fault command started
+# (the queries above count only those) and within 50 ms of the stamp.
+check "h1: demoted within 50 ms" between "$(( (last1 - t_down) / 1000000 ))" -1000 50
+check "h2: demoted within 50 ms" between "$(( (last2 - t_down) / 1000000 ))" -1000 50
+check "h1: not before the fault command" test "$last1" -ge "$t_before"
+check "h2: not before the fault command" test "$last2" -ge "$t_before"
 lab fault p2-h1 up
 t_up=$(mono_ns)
 for ((i = 0; i < 40; i++)); do
