@@ -576,6 +576,7 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 struct sibling_ctx {
 	struct mrc_qp_evs *evs;
 	__u64 sent_ns;
+	__u64 now;
 	__u32 slot, n, skip, psn;
 	__u32 bad;		/* siblings already ASSUMED_BAD */
 	__u8 plane, path;
@@ -592,8 +593,12 @@ static long count_bad_sibling_step(__u32 j, void *data)
 	if (j != sc->skip && MRC_EV_WORD_PLANE(w) == sc->plane &&
 	    MRC_EV_WORD_PATH(w) == sc->path &&
 	    MRC_EV_WORD_STATE(w) == MRC_EV_ASSUMED_BAD) {
-		sc->bad++;
-		return 1;
+		struct mrc_ev_counters *c = ev_counters(sc->slot, j);
+
+		if (c && sc->now - READ_ONCE(c->lost_ns) < MRC_SAME_PATH_WINDOW_NS) {
+			sc->bad++;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -617,7 +622,8 @@ static long demote_sibling_step(__u32 j, void *data)
 
 /*
  * A loss on an EV whose spine path discovery knows, while another EV of
- * that spine is already out: the spine is failing, and the other EVs
+ * that spine was taken out by a loss within MRC_SAME_PATH_WINDOW_NS: the
+ * spine is failing, and the other EVs
  * through it (active ones and backups) go too, at once. A dead spine
  * would otherwise be found one EV at a time, each when it next carries a
  * packet, 10-25 ms for all of them at 50k packets/s. Two EVs, not one: a
@@ -638,6 +644,7 @@ static __always_inline void demote_siblings(__u32 slot, struct mrc_qp_evs *evs,
 
 	if (!sc.path || n > MRC_MAX_EVS)
 		return;
+	sc.now = bpf_ktime_get_ns();
 	bpf_loop(MRC_MAX_EVS, count_bad_sibling_step, &sc, 0);
 	if (sc.bad)
 		bpf_loop(MRC_MAX_EVS, demote_sibling_step, &sc, 0);
@@ -776,8 +783,11 @@ static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
 		__sync_fetch_and_add(&c->losses, 1);
 	if (!evs)
 		return 0;
-	if (demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn, rec->sent_ns))
+	if (demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn, rec->sent_ns)) {
+		if (c)
+			WRITE_ONCE(c->lost_ns, bpf_ktime_get_ns());
 		demote_siblings(slot, evs, n, idx, psn, rec->sent_ns);
+	}
 	return evs->ev[idx & (MRC_MAX_EVS - 1)].ev;
 }
 

@@ -422,8 +422,16 @@ struct mrc_ev_counters {
 	__u32	marks_in_row;	/* ECN/trim marks since the last clean SACK */
 	/* Send time of the newest packet on this EV that was SACKed (XDP). */
 	__u64	acked_sent_ns;
+	/* When a loss last took this EV out (XDP), for the same-path rule. */
+	__u64	lost_ns;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 72);
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 80);
+
+/*
+ * Two EVs of one spine lost within this long: the spine is failing, and
+ * its other EVs go too. Lone losses further apart are not a pattern.
+ */
+#define MRC_SAME_PATH_WINDOW_NS	20000000
 
 struct mrc_qp_ev_stats {
 	struct mrc_ev_counters ev[MRC_MAX_EVS];

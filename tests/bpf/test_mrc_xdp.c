@@ -4086,8 +4086,9 @@ static void test_xdp_same_path_demotion(void)
 	}
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event for the first loss");
 	drain_events();
+	ASSERT_TRUE(ev_ctr(0).lost_ns >= sent, "the loss is dated (lost_ns)");
 
-	/* The second loss on the same spine: the spine goes. */
+	/* The second loss on the same spine, soon after: the spine goes. */
 	put_rec(1019, 7, 1, 0, sent + 4000000);
 	s.psn = 1019;
 	t0 = mono_ns();
@@ -4108,6 +4109,47 @@ static void test_xdp_same_path_demotion(void)
 	expect_ev_event(0, 1, 0xA1, 1, 0, MRC_EVR_LOSS, 1011, sent + 2000000, t0, t1);
 	expect_ev_event(1, 2, 0xA2, 1, 0, MRC_EVR_SAME_PATH, 1011, sent + 2000000, t0, t1);
 	expect_ev_event(2, 3, 0xA3, 1, 0, MRC_EVR_SAME_PATH, 1011, sent + 2000000, t0, t1);
+}
+
+/*
+ * Lone losses far apart are no pattern: when the spine's other bad EV was
+ * lost more than MRC_SAME_PATH_WINDOW_NS ago, a new loss takes only its
+ * own EV.
+ */
+static void test_xdp_same_path_window(void)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT_P(0xA0, 1, 1),	/* 0: lost long ago */
+		ACT_P(0xA1, 1, 1),	/* 1: loses 1011 now */
+		ACT_P(0xA2, 1, 1),	/* 2: same spine: stays */
+		ACT_P(0xD0, 1, 0),	/* 3: carries the trigger */
+	};
+	struct sack_spec s = sspec(1010, 0x3FEULL);	/* 1012..1020 acked, hole 1011 */
+	struct mrc_qp_evs evs;
+	__u64 sent;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	set_wide_windows();
+	get_evs(&evs);
+	evs.ev[0].state = MRC_EV_ASSUMED_BAD;
+	evs.ev[0].flags = 0;
+	evs.n_down = 1;
+	put_evs(&evs);
+	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
+	ev_stats_buf.ev[0].lost_ns = mono_ns() - 2 * MRC_SAME_PATH_WINDOW_NS;
+	write_slot(MFD(mrc_ev_stats), &ev_stats_buf, "write mrc_ev_stats");
+	sent = mono_ns() - 5000000;
+	put_rec(1011, 1, 1, 0, sent);
+	put_rec(1020, 3, 1, 0, sent + 2000000);
+	s.psn = 1020;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	get_evs(&evs);
+	ASSERT_EQ(evs.ev[1].state, MRC_EV_ASSUMED_BAD, "the lost EV goes");
+	ASSERT_EQ(evs.ev[2].state, MRC_EV_GOOD, "its sibling stays: the other loss is old");
+	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
+	drain_events();
 }
 
 /*
@@ -5505,6 +5547,7 @@ int main(void)
 	RUN_TEST("mrc.xdp_nack_counts_ev_loss", test_xdp_nack_counts_ev_loss);
 	/* XDP: EV demotion and EV events */
 	RUN_TEST("mrc.xdp_same_path_demotion", test_xdp_same_path_demotion);
+	RUN_TEST("mrc.xdp_same_path_window", test_xdp_same_path_window);
 	RUN_TEST("mrc.xdp_loss_demotes_ev", test_xdp_loss_demotes_ev);
 	RUN_TEST("mrc.xdp_ev_reorder_rule", test_xdp_ev_reorder_rule);
 	RUN_TEST("mrc.loss_needs_shown_missing", test_loss_needs_shown_missing);
