@@ -578,7 +578,9 @@ struct sibling_ctx {
 	__u64 sent_ns;
 	__u64 now;
 	__u32 slot, n, skip, psn;
-	__u32 bad;		/* siblings already ASSUMED_BAD */
+	/* Packed: bpf_loop frames nest three deep within the 512-byte stack. */
+	__u16 bad;		/* siblings lost within the window */
+	__u16 other;		/* EVs of other paths lost within it */
 	__u8 plane, path;
 };
 
@@ -590,15 +592,15 @@ static long count_bad_sibling_step(__u32 j, void *data)
 	if (j >= sc->n)
 		return 1;
 	w = READ_ONCE(sc->evs->ev[j & (MRC_MAX_EVS - 1)].word);
-	if (j != sc->skip && MRC_EV_WORD_PLANE(w) == sc->plane &&
-	    MRC_EV_WORD_PATH(w) == sc->path &&
-	    MRC_EV_WORD_STATE(w) == MRC_EV_ASSUMED_BAD) {
+	if (j != sc->skip && MRC_EV_WORD_STATE(w) == MRC_EV_ASSUMED_BAD) {
 		struct mrc_ev_counters *c = ev_counters(sc->slot, j);
 
-		if (c && sc->now - READ_ONCE(c->lost_ns) < MRC_SAME_PATH_WINDOW_NS) {
+		if (!c || sc->now - READ_ONCE(c->lost_ns) >= MRC_SAME_PATH_WINDOW_NS)
+			return 0;
+		if (MRC_EV_WORD_PLANE(w) == sc->plane && MRC_EV_WORD_PATH(w) == sc->path)
 			sc->bad++;
-			return 1;
-		}
+		else
+			sc->other++;
 	}
 	return 0;
 }
@@ -622,12 +624,14 @@ static long demote_sibling_step(__u32 j, void *data)
 
 /*
  * A loss on an EV whose spine path discovery knows, while another EV of
- * that spine was taken out by a loss within MRC_SAME_PATH_WINDOW_NS: the
- * spine is failing, and the other EVs
+ * that spine, and no EV of any other path, was taken out by a loss within
+ * MRC_SAME_PATH_WINDOW_NS: the spine is failing, and the other EVs
  * through it (active ones and backups) go too, at once. A dead spine
  * would otherwise be found one EV at a time, each when it next carries a
  * packet, 10-25 ms for all of them at 50k packets/s. Two EVs, not one: a
- * single loss may be a host's hiccup, and it should not cost a spine.
+ * single loss may be a host's hiccup, and it should not cost a spine; and
+ * only that spine: losses on several paths at once are the host's (a
+ * stalled CPU holds back packets of every path), not the fabric's.
  * A spine that keeps dropping loses its EVs until probes bring them back;
  * its plane runs on its other spines meanwhile.
  */
@@ -646,7 +650,7 @@ static __always_inline void demote_siblings(__u32 slot, struct mrc_qp_evs *evs,
 		return;
 	sc.now = bpf_ktime_get_ns();
 	bpf_loop(MRC_MAX_EVS, count_bad_sibling_step, &sc, 0);
-	if (sc.bad)
+	if (sc.bad && !sc.other)
 		bpf_loop(MRC_MAX_EVS, demote_sibling_step, &sc, 0);
 }
 
