@@ -71,6 +71,7 @@
 
 #include "mrc/mrc.h"
 #include "lib/parse.h"
+#include "lib/json_out.h"
 
 #define PROG			"mrc-perf"
 #define EXIT_RUNTIME		1
@@ -534,22 +535,6 @@ static void copy_text(char *dst, size_t dst_len, const char *src)
 		n = dst_len - 1;
 	memcpy(dst, src, n);
 	dst[n] = '\0';
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
 }
 
 /* "null" or the string: the JSON "error" field of both roles. */

@@ -27,6 +27,7 @@
 #include "lib/ev_state.h"
 #include "lib/probe_net.h"
 #include "lib/parse.h"
+#include "lib/json_out.h"
 
 struct ctx {
 	const struct agent_cmd_env *env;
@@ -76,22 +77,6 @@ struct json {
 	bool first[JSON_DEPTH];
 };
 
-static void j_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 /* The comma before a value and, inside an object, its key. */
 static void j_key(struct json *j, const char *key)
 {
@@ -101,7 +86,7 @@ static void j_key(struct json *j, const char *key)
 		j->first[j->depth] = false;
 	}
 	if (key) {
-		j_string(j->f, key);
+		json_string(j->f, key);
 		fputs(": ", j->f);
 	}
 }
@@ -132,7 +117,7 @@ static void j_close(struct json *j, char brace)
 static void j_str(struct json *j, const char *key, const char *s)
 {
 	j_key(j, key);
-	j_string(j->f, s);
+	json_string(j->f, s);
 }
 
 static void j_u64(struct json *j, const char *key, uint64_t v)

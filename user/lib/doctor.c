@@ -27,6 +27,7 @@
 #include "mrc/abi.h"
 #include "lib/agent_cmds.h"
 #include "lib/agent_ipc.h"
+#include "lib/json_out.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC		0xcafe4a11
@@ -615,22 +616,6 @@ static void check_tracefs(struct doctor *d)
 }
 
 /* ---- output ------------------------------------------------------------ */
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 static const char *status_word(enum dr_status st, bool json)
 {
