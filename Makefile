@@ -55,7 +55,7 @@ LIBBPF_LIBS   = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null) -lelf -l
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(SKEL)/%.skel.h,$(BPF_SRCS))
-BPF_HDRS  := $(wildcard bpf/include/*.h) $(wildcard include/mrc/*.h)
+BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard bpf/include/*.h) $(wildcard include/mrc/*.h)
 
 LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
@@ -69,11 +69,15 @@ MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS)) \
 LIBMRC    := $(BUILD)/libmrc.a
 
 PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
-	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
+	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline \
+	     $(BUILD)/mrc-bpf-cost
+# The BPF unit tests' fixture (skeleton, packets, QP set-up), shared by
+# test_mrc_xdp and mrc-bpf-cost.
+FIXTURE_OBJ := $(BUILD)/obj/tests/lib/mrc_fixture.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
 
-.PHONY: all deps check-tools test demo install clean
+.PHONY: all deps check-tools test demo bench install clean
 all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
 
 check-tools:
@@ -96,6 +100,13 @@ demo:
 	$(Q)tools/install-deps.sh -q
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
+
+# The side-by-side benchmark (docs/PERFORMANCE.md): MRC-XDP, MPTCP, TCP and
+# MRC-XDP on one EV. BENCH_ARGS passes options, e.g. BENCH_ARGS=--quick.
+bench:
+	$(Q)tools/install-deps.sh -q
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench $(BENCH_ARGS)
 
 # --- BPF -------------------------------------------------------------------
 # vmlinux.h comes from the running kernel's BTF (CO-RE relocates field
@@ -154,6 +165,16 @@ $(BUILD)/mrc-tcp-timeline: $(BUILD)/obj/tools/tcp-timeline/tcp_timeline.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
+# mrc-bpf-cost: the skeletons and the BPF tests' fixture.
+$(BUILD)/obj/tools/bpf-cost/bpf_cost.o: tools/bpf-cost/bpf_cost.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/include $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/mrc-bpf-cost: $(BUILD)/obj/tools/bpf-cost/bpf_cost.o $(FIXTURE_OBJ) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
 $(BUILD)/mrc-lab-traffic: $(BUILD)/obj/lab_traffic.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
@@ -173,6 +194,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIBMRC) $(LIB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
+$(BUILD)/tests/test_mrc_xdp: $(FIXTURE_OBJ)
+
 # --- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf \
@@ -180,7 +203,7 @@ install: all
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
 	install -m 0755 tools/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
 	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
-	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
+	install -m 0644 $(filter-out %/trivial.bpf.o,$(BPF_OBJS)) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
 	install -d $(DESTDIR)$(PREFIX)/include/mrc
 	install -m 0644 include/mrc/mrc.h include/mrc/abi.h $(DESTDIR)$(PREFIX)/include/mrc/
 	install -m 0644 $(LIBMRC) $(DESTDIR)$(PREFIX)/lib/

@@ -8,8 +8,8 @@
  *     the spine from the packet's headers alone (as real switches do);
  *   - inject faults: random drop, blackhole;
  *   - emulate an egress queue draining at the link rate, and above its
- *     thresholds ECN-mark, trim MRC data to its headers (DSCP trim mark),
- *     or tail-drop;
+ *     thresholds ECN-mark (never at the last hop, in front of a host),
+ *     trim MRC data to its headers (DSCP trim mark), or tail-drop;
  *   - count everything per port.
  * The kernel has no netem/RED, so this is how tests get loss and congestion.
  */
@@ -85,6 +85,7 @@ struct lab_pkt {
 	__u32 trimmed_len;	/* 0 unless trimmable MRC data */
 	__u8  parsed;		/* IP packet we understand */
 	__u8  mrc_control;	/* MRC ACK/SACK/NACK/probe: priority class */
+	__u8  trimmed;		/* MRC header a switch before us trimmed: ditto */
 };
 
 static __always_inline __u16 lab_mrc_port(void)
@@ -93,6 +94,18 @@ static __always_inline __u16 lab_mrc_port(void)
 	struct lab_global_cfg *g = bpf_map_lookup_elem(&lab_global, &zero);
 
 	return g && g->mrc_udp_port ? g->mrc_udp_port : MRC_UDP_PORT_DEFAULT;
+}
+
+/* The DSCP a trim sets: mid-path (0) or at the last hop (1). */
+static __always_inline __u8 lab_trim_dscp(int lasthop)
+{
+	__u32 zero = 0;
+	struct lab_global_cfg *g = bpf_map_lookup_elem(&lab_global, &zero);
+
+	if (lasthop)
+		return g && g->dscp_trimmed_lasthop ? g->dscp_trimmed_lasthop :
+						      MRC_DSCP_TRIMMED_LASTHOP;
+	return g && g->dscp_trimmed ? g->dscp_trimmed : MRC_DSCP_TRIMMED;
 }
 
 /* Recognise MRC over UDP and how much of it a trimming switch keeps. */
@@ -115,9 +128,19 @@ static __always_inline void lab_parse_mrc(struct cursor *c, void *base,
 	flags = (__u8)(bpf_ntohl(bth->psn) >> 24);
 	pkt->trimmed_len = pkt->l4.l4_off + sizeof(*udp) +
 			   mrc_data_header_len(bth->opcode, flags);
-	/* A packet that is only headers already has nothing to cut. */
-	if (pkt->trimmed_len >= skb_len)
+	/*
+	 * A packet that is only headers already has nothing to cut. With a
+	 * trim DSCP it was trimmed by a switch before us: it keeps jumping
+	 * the data queue at every hop, as on a switch that queues by DSCP,
+	 * so the receiver's NACK is not held up behind the data that caused
+	 * the trim.
+	 */
+	if (pkt->trimmed_len >= skb_len) {
+		__u8 dscp = pkt->l4.tos >> 2;
+
 		pkt->trimmed_len = 0;
+		pkt->trimmed = dscp == lab_trim_dscp(0) || dscp == lab_trim_dscp(1);
+	}
 }
 
 static __always_inline void lab_parse(struct __sk_buff *skb, struct lab_pkt *pkt)
@@ -150,31 +173,40 @@ static __always_inline void lab_queue_drain(struct lab_queue *q, __u64 rate_bps,
 	q->backlog = q->backlog > drained ? q->backlog - drained : 0;
 }
 
-/* The switch's decision for one packet, given the backlog it finds. */
+/*
+ * The switch's decision for one packet, given the backlog it finds.
+ * CE marks come from the core only: congestion on the last hop (the port
+ * facing the receiving host) is incast, which no other path of the
+ * sender's avoids, so a mark there would only make the sender skip good
+ * paths (the receiver echoes CE as SKIP_ONCE). The last hop trims
+ * (DSCP 0x2D: the sender resends without penalising the path) and drops.
+ */
 static __always_inline enum lab_verdict
 lab_queue_decide(const struct lab_link_cfg *cfg, const struct lab_pkt *pkt,
-		 __u64 backlog, __u32 len)
+		 __u64 backlog, __u32 len, __u32 port_flags)
 {
 	if (cfg->trim_thresh && backlog > cfg->trim_thresh && pkt->trimmed_len)
 		return LAB_TRIM;
 	if (cfg->queue_limit && backlog + len > cfg->queue_limit)
 		return LAB_DROP_QUEUE;
+	/* ECT(0) or ECT(1); a packet already CE has nothing left to mark. */
 	if (cfg->ecn_thresh && backlog > cfg->ecn_thresh && pkt->parsed &&
-	    (pkt->l4.tos & ECN_MASK))
+	    (pkt->l4.tos & ECN_MASK) && (pkt->l4.tos & ECN_MASK) != ECN_CE &&
+	    !(port_flags & LAB_PORT_LASTHOP))
 		return LAB_MARK_CE;
 	return LAB_FORWARD;
 }
 
 static __always_inline enum lab_verdict
 lab_queue_admit(struct lab_queue *q, const struct lab_link_cfg *cfg,
-		const struct lab_pkt *pkt, __u32 len)
+		const struct lab_pkt *pkt, __u32 len, __u32 port_flags)
 {
 	enum lab_verdict verdict;
 	__u64 now = bpf_ktime_get_ns();
 
 	bpf_spin_lock(&q->lock);
 	lab_queue_drain(q, cfg->rate_bps, now);
-	verdict = lab_queue_decide(cfg, pkt, q->backlog, len);
+	verdict = lab_queue_decide(cfg, pkt, q->backlog, len, port_flags);
 	if (verdict == LAB_TRIM)
 		q->backlog += pkt->trimmed_len;
 	else if (verdict != LAB_DROP_QUEUE)
@@ -311,15 +343,8 @@ static __always_inline int lab_fix_lengths(struct __sk_buff *skb,
 static __always_inline int lab_trim(struct __sk_buff *skb,
 				    const struct lab_pkt *pkt, __u32 port_flags)
 {
-	__u32 zero = 0, len = pkt->trimmed_len;
-	struct lab_global_cfg *g = bpf_map_lookup_elem(&lab_global, &zero);
-	__u8 dscp;
-
-	if (port_flags & LAB_PORT_LASTHOP)
-		dscp = g && g->dscp_trimmed_lasthop ? g->dscp_trimmed_lasthop :
-						      MRC_DSCP_TRIMMED_LASTHOP;
-	else
-		dscp = g && g->dscp_trimmed ? g->dscp_trimmed : MRC_DSCP_TRIMMED;
+	__u32 len = pkt->trimmed_len;
+	__u8 dscp = lab_trim_dscp(port_flags & LAB_PORT_LASTHOP);
 
 	if (bpf_skb_change_tail(skb, len, 0))
 		return -1;
@@ -343,13 +368,25 @@ static __always_inline int lab_fault_drops(const struct lab_link_cfg *cfg)
 	return cfg->drop_ppm && bpf_get_prandom_u32() % 1000000 < cfg->drop_ppm;
 }
 
-/* Steer the packet to the port's HTB class: control and trims go first. */
+/* HTB's own handle as skb->priority: its direct queue, sent unshaped. */
+#define LAB_TC_DIRECT	0
+
+/*
+ * Steer the packet to the port's HTB class: control packets and headers
+ * trimmed before this port go first (priority class). A header trimmed
+ * right here skips the shaper (HTB's direct queue): the stack measured
+ * the packet for the qdisc before this program cut it (qdisc_pkt_len_init
+ * runs before tc egress), so in a class it would be charged its full size
+ * and wait behind as much data as the trim saved; its real size is in the
+ * queue model already.
+ */
 static __always_inline void lab_set_class(struct __sk_buff *skb,
 					  const struct lab_pkt *pkt,
 					  enum lab_verdict verdict)
 {
-	__u32 minor = pkt->mrc_control || verdict == LAB_TRIM ?
-		      LAB_TC_CLASS_PRIO : LAB_TC_CLASS_DATA;
+	__u32 minor = verdict == LAB_TRIM ? LAB_TC_DIRECT :
+		      pkt->mrc_control || pkt->trimmed ? LAB_TC_CLASS_PRIO :
+		      LAB_TC_CLASS_DATA;
 
 	skb->priority = LAB_TC_HANDLE_MAJOR << 16 | minor;
 }
@@ -410,7 +447,7 @@ static __always_inline int lab_port_run(struct __sk_buff *skb, __u32 hook)
 
 	lab_parse(skb, &pkt);
 	if (cfg->rate_bps) {
-		verdict = lab_queue_admit(q, cfg, &pkt, skb->len);
+		verdict = lab_queue_admit(q, cfg, &pkt, skb->len, port->flags);
 		lab_set_class(skb, &pkt, verdict);
 	}
 	return lab_apply(skb, &pkt, verdict, port->flags, st);

@@ -6,11 +6,14 @@
  *   DATA   validate (opcode, lengths, QP, peer address, window, duplicate),
  *          then steer to the owning process's UDP socket by rewriting the
  *          destination port; everything bad is dropped and counted before
- *          it costs a socket wake-up.
+ *          it costs a socket wake-up. A trimmed header is answered here
+ *          with a NACK TRIMMED(_LASTHOP), XDP_TX (bpf/trim_nack.h).
  *   SACK   consumed here: advance the cumulative ack, record selective
  *          acks, report holes as losses and emit completions of WRITEs
- *          into the owning context's event ring.
- *   NACK   consumed here: loss report (resend) or fatal QP error.
+ *          into the owning context's event ring; feed the destination's
+ *          congestion window (NSCC, include/mrc/nscc.h).
+ *   NACK   consumed here: loss report (resend, the window's trim rule)
+ *          or fatal QP error.
  *   PROBE  steered to the owner like DATA (it answers with a SACK).
  *
  * mrc_tc_tx (TC, every plane interface, egress): the per-packet path
@@ -25,6 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "mrc/abi.h"
+#include "mrc/nscc.h"
 #include "parsing.h"
 
 #define PIN	__uint(pinning, LIBBPF_PIN_BY_NAME)
@@ -201,6 +205,37 @@ struct {
 	__type(value, struct mrc_ctl_stats);
 	PIN;
 } mrc_ctl_stats SEC(".maps");
+
+/*
+ * Congestion windows, one per destination (mrc_qp_info.cc_slot - 1): the
+ * NSCC state under a spin lock (SACKs of several CPUs update it in turn),
+ * and what libmrc needs before each send, mmapped without the lock.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_state);
+	PIN;
+} mrc_cc SEC(".maps");
+
+/* Which process owns a window slot (libmrc claims them, like QP numbers). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_cc_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_view);
+	PIN;
+} mrc_cc_view SEC(".maps");
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
@@ -680,6 +715,20 @@ static __always_inline void always_skip_ev(__u32 slot, __u32 idx, __u32 psn)
 		demote_ev(slot, evs, info->n_evs, idx, MRC_EVR_ALWAYS_SKIP, psn, 0);
 }
 
+/* Flags of a window update (bits of mrc_cc_update's last argument). */
+#define CC_ECN		1u	/* the SACK echoed a CE mark */
+#define CC_LAST_HOP	2u	/* the trim happened at the last hop */
+
+/* What one SACK or NACK tells the destination's window. */
+struct cc_input {
+	__u64 rtt;		/* the trigger's RTT; 0 = none (resent) */
+	__u32 acked;		/* packets newly acked */
+	__u32 trims;		/* packets trimmed (NACK TRIMMED*) */
+	__u32 last_hop;		/* ... at the last hop (incast) */
+	__u32 losses;		/* packets declared lost */
+	__u32 ecn;		/* the trigger was CE marked */
+};
+
 /*
  * The QP's smoothed RTT and deviation (RFC 6298 gains 1/8 and 1/4), for
  * the reorder window. Updates from two CPUs may interleave; the estimate
@@ -735,18 +784,20 @@ static __always_inline void note_plane_ack(struct mrc_tx_state *tx,
 }
 
 /* What a SACK says about the path of the packet that triggered it. */
-static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
-					  __u32 psn, __u8 m)
+/* Returns the trigger's RTT sample for the window, 0 when there is none. */
+static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
+					   __u32 psn, __u8 m)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
 	struct mrc_ev_counters *c;
+	__u64 sample = 0;
 
 	if (!rec)
-		return;
+		return 0;
 	note_plane_ack(tx, rec);
 	c = ev_counters(slot, rec->ev_idx);
 	if (!c)
-		return;
+		return 0;
 	__sync_fetch_and_add(&c->acked, 1);
 	raise_u64(&c->acked_sent_ns, rec->sent_ns);
 	/* Karn: a resent packet's RTT is ambiguous. */
@@ -756,6 +807,7 @@ static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 		__sync_fetch_and_add(&c->rtt_sum_ns, rtt);
 		__sync_fetch_and_add(&c->rtt_samples, 1);
 		update_rtt(tx, rtt);
+		sample = rtt;
 	}
 	if ((m & 3) == MRC_M_ALWAYS_SKIP) {
 		always_skip_ev(slot, rec->ev_idx, psn);
@@ -765,6 +817,7 @@ static __always_inline void sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 	} else if (READ_ONCE(c->marks_in_row)) {
 		WRITE_ONCE(c->marks_in_row, 0);
 	}
+	return sample;
 }
 
 /*
@@ -812,6 +865,187 @@ static __always_inline void trim_feedback(__u32 slot, __u32 psn, __u8 reason)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Congestion control: feed NSCC (include/mrc/nscc.h) from SACKs and NACKs  */
+/* ------------------------------------------------------------------------ */
+
+static __always_inline __u32 popcount64(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* PSNs not SACKed among the up to 64 from *from that share one ring word. */
+static __always_inline __u32 unsacked_in_word(const struct mrc_tx_state *tx,
+					      __u32 *from, __u32 *n)
+{
+	__u32 idx = *from % MRC_WINDOW_MAX, shift = idx % 64;
+	__u32 take = 64 - shift < *n ? 64 - shift : *n;
+	__u64 bits = READ_ONCE(tx->sacked[(idx / 64) & (MRC_BITMAP_WORDS - 1)]) >> shift;
+	__u64 mask = take >= 64 ? ~0ULL : (1ULL << take) - 1;
+
+	*from += take;
+	*n -= take;
+	return take - popcount64(bits & mask);
+}
+
+/*
+ * PSNs in [from, to) not selectively acked before: what a cumulative ack
+ * newly acknowledges (the SACKed ones were counted when their SACK came).
+ * Only the first 128 are looked at: a longer jump is a hole filled by a
+ * resend below PSNs that SACKs acknowledged (and counted) long ago, so
+ * the rest counts as acked before. Straight-line code: a loop here would
+ * multiply the verifier's states by its rounds.
+ */
+static __always_inline __u32 count_unsacked(const struct mrc_tx_state *tx,
+					    __u32 from, __u32 to)
+{
+	__u32 n = to - from, got;
+
+	if (n > MRC_WINDOW_MAX)
+		return 0;
+	if (n > 128)
+		n = 128;
+	if (!n)
+		return 0;
+	got = unsacked_in_word(tx, &from, &n);
+	if (n)
+		got += unsacked_in_word(tx, &from, &n);
+	if (n)
+		got += unsacked_in_word(tx, &from, &n);
+	return got;
+}
+
+/*
+ * Run the algorithm and publish the result to the view, all under the
+ * window's lock (plain stores to another map value are allowed there;
+ * helper calls are not, so everything here is inline arithmetic).
+ */
+static __always_inline void cc_run(struct mrc_nscc *s, const struct cc_input *in,
+				   __u64 now, struct mrc_cc_view *v)
+{
+	__u64 mtu = s->p.mtu ? s->p.mtu : 1;
+
+	if (s->p.algo == MRC_CC_NSCC) {
+		if (in->acked || in->rtt)
+			nscc_on_ack(s, in->acked * mtu, in->rtt, in->ecn, now);
+		if (in->trims)
+			nscc_on_trim(s, in->trims * mtu, in->last_hop, now);
+		if (in->losses)
+			nscc_on_loss(s, in->losses, now);
+	} else {
+		/* No window, but the same measurements for mrcctl and benchmarks. */
+		if (in->rtt)
+			nscc_take_rtt(s, in->rtt);
+		s->acked_bytes += in->acked * mtu;
+		s->n_trims += in->trims;
+		s->n_losses += in->losses;
+	}
+	if (s->p.algo != MRC_CC_NSCC)
+		WRITE_ONCE(v->cwnd, 0xffffffffU);
+	else
+		WRITE_ONCE(v->cwnd, s->cwnd > 0xffffffffULL ? 0xffffffffU : (__u32)s->cwnd);
+	WRITE_ONCE(v->algo, s->p.algo);
+	WRITE_ONCE(v->base_rtt_ns, (__u32)nscc_base_rtt(s));
+	WRITE_ONCE(v->min_rtt_ns, s->min_rtt_ns);
+	WRITE_ONCE(v->avg_delay_ns, s->avg_delay_ns > 0xffffffffULL ? 0xffffffffU :
+				    (__u32)s->avg_delay_ns);
+	WRITE_ONCE(v->target_ns, (__u32)nscc_target(s));
+	WRITE_ONCE(v->n_md, s->n_md);
+	WRITE_ONCE(v->n_fast, s->n_fast);
+	WRITE_ONCE(v->n_qa, s->n_qa);
+	WRITE_ONCE(v->n_trims, s->n_trims);
+	WRITE_ONCE(v->n_losses, s->n_losses);
+	WRITE_ONCE(v->acked_bytes, s->acked_bytes);
+}
+
+/*
+ * libmrc sleeps when the window is full and sets `waiting`; the first ack
+ * that frees room clears it and wakes the context through its event ring.
+ */
+static __always_inline void cc_wake(struct mrc_cc_view *v, __u32 ctx, __u32 qpn)
+{
+	struct mrc_event evt = { .type = MRC_EVT_WINDOW, .qpn = qpn };
+	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
+	struct mrc_ctl_stats *cs;
+
+	if (!READ_ONCE(v->waiting) || __sync_val_compare_and_swap(&v->waiting, 1, 0) != 1)
+		return;
+	if (!ring || bpf_ringbuf_output(ring, &evt, sizeof(evt), 0))
+		count_drop(MRC_DROP_RING_FULL);
+	cs = ctl_stats();
+	if (cs)
+		cs->cc_wakeups++;
+}
+
+/*
+ * A global function: the verifier checks it once, on its own, instead of
+ * along every path of the SACK and NACK code that calls it (the many
+ * branches of NSCC times those paths would exceed its budget), and its
+ * stack frame is not stacked on the loss scan's nested callbacks. Hence
+ * scalar arguments only, packed: who = cc_slot << 48 | context << 32 |
+ * qpn; una_range = the cumulative ack before << 32 | after (the PSNs it
+ * newly acked that no SACK had acked yet count too); counts = SACKed now
+ * << 32 | trims; flags = losses << 32 | last-hop trim << 1 | ecn.
+ */
+__noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts,
+			     __u64 flags)
+{
+	__u32 slot = (__u32)(who >> 48) - 1, qpn = (__u32)who & MRC_QPN_MASK;
+	__u32 tx_slot = qpn - 1;
+	struct cc_input in = {
+		.rtt = rtt,
+		.acked = (__u32)(counts >> 32),
+		.trims = (__u32)counts,
+		.losses = (__u32)(flags >> 32),
+		.ecn = ((__u32)flags & CC_ECN) != 0,
+		.last_hop = ((__u32)flags & CC_LAST_HOP) != 0,
+	};
+	struct mrc_tx_state *tx;
+	struct mrc_cc_state *cs;
+	struct mrc_cc_view *v;
+	__u64 now;
+
+	if (slot >= MRC_MAX_CC)
+		return 0;
+	tx = bpf_map_lookup_elem(&mrc_tx, &tx_slot);
+	cs = bpf_map_lookup_elem(&mrc_cc, &slot);
+	v = bpf_map_lookup_elem(&mrc_cc_view, &slot);
+	if (!tx || !cs || !v)
+		return 0;
+	in.acked += count_unsacked(tx, (__u32)(una_range >> 32), (__u32)una_range);
+	if (rtt)
+		__sync_fetch_and_add(&v->rtt_hist[mrc_rtt_bucket(rtt) &
+						  (MRC_RTT_BUCKETS - 1)], 1);
+	now = bpf_ktime_get_ns();
+	bpf_spin_lock(&cs->lock);
+	cc_run(&cs->nscc, &in, now, v);
+	bpf_spin_unlock(&cs->lock);
+	if (in.acked || in.trims)
+		cc_wake(v, (__u32)(who >> 32) & 0xffff, qpn);
+	return 0;
+}
+
+static __always_inline void cc_update(const struct mrc_qp_info *info, __u32 qpn,
+				      __u32 old_una, __u32 una, __u64 rtt,
+				      __u32 sacked, __u32 trims, __u32 losses, __u32 flags)
+{
+	/*
+	 * Only 16 bits of each fit in `who`: refuse a slot past the windows,
+	 * and name a context past the rings by one that has none (the event
+	 * is counted lost, as emit_event() does), rather than alias them.
+	 */
+	__u32 ctx = info->ctx < MRC_MAX_CTX ? info->ctx : MRC_MAX_CTX;
+
+	if (!info->cc_slot || info->cc_slot > MRC_MAX_CC)
+		return;
+	mrc_cc_update((__u64)info->cc_slot << 48 | (__u64)ctx << 32 | qpn,
+		      (__u64)old_una << 32 | una, rtt, (__u64)sacked << 32 | trims,
+		      (__u64)losses << 32 | flags);
+}
+
+/* ------------------------------------------------------------------------ */
 /* DATA and PROBE: validate, then hand to the owner                         */
 /* ------------------------------------------------------------------------ */
 
@@ -827,6 +1061,7 @@ struct mrc_pkt {
 	__u8 opcode;
 	__u8 flags;
 	__u32 ifindex;		/* where it arrived: tells the plane */
+	struct xdp_md *xdp;	/* for helpers that resize the frame */
 };
 
 /* Header lengths add up, the payload fits the message: 0 or a reason. */
@@ -914,6 +1149,9 @@ static __always_inline void learn_reverse_ev(__u32 slot, struct mrc_pkt *p)
 	rev->ev[plane][i & (MRC_REV_EVS - 1)] = bpf_ntohs(p->udp->source);
 }
 
+/* Trimmed DATA: answered with a NACK right here (XDP_TX). */
+#include "trim_nack.h"
+
 static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 {
 	struct mrc_qp_info *info;
@@ -941,6 +1179,10 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		reason = check_window(rx, p->psn);
 		if (reason)
 			return count_qp_drop(slot, reason);
+		/* A trimmed header has nothing to place: NACK it from here. */
+		reason = answer_trimmed(p, slot, info, rx);
+		if (reason != TRIM_NOT_TRIMMED)
+			return reason;
 	}
 
 	st = qp_stats(slot);
@@ -1000,15 +1242,25 @@ static __always_inline int ack_cumulative(struct mrc_tx_state *tx,
  * belong to future ones. Returns one past the highest PSN recorded, or
  * `base` when none.
  */
-/* OR 64 bits starting at PSN `base` into a PSN ring bitmap. */
-static __always_inline void ring_or64(__u64 *ring, __u32 base, __u64 bits)
+/*
+ * OR 64 bits starting at PSN `base` into a PSN ring bitmap; returns how
+ * many of them were not set before (newly acked, for the window).
+ */
+static __always_inline __u32 ring_or64(__u64 *ring, __u32 base, __u64 bits)
 {
 	__u32 idx = base % MRC_WINDOW_MAX, word = idx / 64, shift = idx % 64;
+	__u64 lo = bits << shift, old;
+	__u32 fresh;
 
-	__sync_fetch_and_or(&ring[word & (MRC_BITMAP_WORDS - 1)], bits << shift);
-	if (shift)
-		__sync_fetch_and_or(&ring[(word + 1) & (MRC_BITMAP_WORDS - 1)],
-				    bits >> (64 - shift));
+	old = __sync_fetch_and_or(&ring[word & (MRC_BITMAP_WORDS - 1)], lo);
+	fresh = popcount64(lo & ~old);
+	if (shift) {
+		__u64 hi = bits >> (64 - shift);
+
+		old = __sync_fetch_and_or(&ring[(word + 1) & (MRC_BITMAP_WORDS - 1)], hi);
+		fresh += popcount64(hi & ~old);
+	}
+	return fresh;
 }
 
 /*
@@ -1033,15 +1285,14 @@ static __always_inline __u64 sack_window(struct mrc_tx_state *tx, __u32 base,
 	return window;
 }
 
-/* Record the acked PSNs of a SACK; one past the highest acked, or base. */
+/*
+ * Record the acked PSNs of a SACK (bits already clipped to its window);
+ * returns how many were not acked before.
+ */
 static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
-					  __u64 bits, __u64 window)
+					  __u64 bits)
 {
-	bits &= window;
-	if (!bits)
-		return base;
-	ring_or64(tx->sacked, base, bits);
-	return base + fls64(bits);
+	return bits ? ring_or64(tx->sacked, base, bits) : 0;
 }
 
 /*
@@ -1064,6 +1315,7 @@ struct loss_ctx {
 	__u32 win_base;
 	__u64 window;		/* PSNs of its bitmap window shown missing */
 	__u32 qpn, from, to;
+	__u32 reported;		/* losses reported (for the window) */
 };
 
 /* Did this SACK's bitmap (or its cumulative ack) show psn missing? */
@@ -1136,19 +1388,44 @@ static long loss_scan_step(__u32 i, void *data)
 	return 0;
 }
 
+/*
+ * A loss report written straight into the ring (reserve, fill, submit):
+ * no copy of the record on this callback's stack, which sits on top of
+ * the SACK path's frame and under demote_siblings' callback.
+ */
+static __always_inline void emit_loss(const struct mrc_qp_info *info, __u32 qpn,
+				      __u32 psn, __u32 ev)
+{
+	__u32 ctx = info->ctx;
+	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
+	struct mrc_event *e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : NULL;
+
+	if (!e) {
+		count_drop(MRC_DROP_RING_FULL);
+		return;
+	}
+	e->type = MRC_EVT_LOSS;
+	e->qpn = qpn;
+	e->wr_id = 0;
+	e->psn = psn;
+	e->ev = ev;
+	e->reason = 0;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static long report_loss_step(__u32 i, void *data)
 {
 	struct loss_ctx *lc = data;
-	struct mrc_event evt = { .type = MRC_EVT_LOSS, .qpn = lc->qpn };
-	__u32 psn = lc->from + i;
+	__u32 psn = lc->from + i, ev;
 
 	if (psn == lc->to)
 		return 1;
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
-	evt.psn = psn;
-	evt.ev = blame_loss(lc->qpn - 1, psn, lc->evs, lc->info->n_evs);
-	emit_event(lc->info, &evt);
+	ev = blame_loss(lc->qpn - 1, psn, lc->evs, lc->info->n_evs);
+	emit_loss(lc->info, lc->qpn, psn, ev);
+	lc->reported++;
 	if (lc->st)
 		lc->st->losses++;
 	return 0;
@@ -1202,7 +1479,7 @@ static __always_inline __u64 give_up_window(struct mrc_tx_state *tx)
  * it); the range is claimed with a compare-and-swap so two CPUs never
  * report the same PSN.
  */
-static __always_inline void report_losses(struct mrc_tx_state *tx,
+static __always_inline __u32 report_losses(struct mrc_tx_state *tx,
 					  const struct mrc_qp_info *info,
 					  __u32 qpn, __u32 una, __u32 implied,
 					  const struct mrc_send_rec *trig,
@@ -1215,12 +1492,12 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 
 	lc.from = mrc_psn_before(mark, una) ? una : mark;
 	if (!mrc_psn_before(lc.from, limit))
-		return;
+		return 0;
 	lc.to = limit - lc.from > MRC_LOSS_BURST ? lc.from + MRC_LOSS_BURST : limit;
 	/* The common case, no hole at all: move the mark, scan nothing. */
 	if (all_sacked(tx, lc.from, lc.to)) {
 		__sync_val_compare_and_swap(&tx->loss_mark, mark, lc.to);
-		return;
+		return 0;
 	}
 	lc.now = bpf_ktime_get_ns();
 	lc.reorder_ns = reorder_window(tx);
@@ -1236,11 +1513,12 @@ static __always_inline void report_losses(struct mrc_tx_state *tx,
 	}
 	bpf_loop(MRC_LOSS_BURST, loss_scan_step, &lc, 0);
 	if (lc.to == lc.from)
-		return;
+		return 0;
 	if (__sync_val_compare_and_swap(&tx->loss_mark, mark, lc.to) != mark)
-		return;		/* another CPU reports this range */
+		return 0;	/* another CPU reports this range */
 	lc.st = qp_stats(slot);
 	bpf_loop(MRC_LOSS_BURST, report_loss_step, &lc, 0);
+	return lc.reported;
 }
 
 /* Complete, in order, every posted WRITE whose last PSN is acked. */
@@ -1302,7 +1580,8 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	struct mrc_qp_info *info = NULL;
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
-	__u32 una = 0, base, top, trig_psn;
+	__u32 una = 0, old_una, base, top, trig_psn, sacked, lost;
+	__u64 rtt;
 	int reason = MRC_DROP_UNKNOWN_QP;
 	__u64 bits, window;
 
@@ -1314,6 +1593,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 		return p->qpn && p->qpn <= MRC_MAX_QPS ?
 			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
 
+	old_una = READ_ONCE(tx->snd_una);
 	reason = ack_cumulative(tx, bpf_ntohl(sh->cack), &una);
 	if (reason)
 		return count_qp_drop(p->qpn - 1, reason);
@@ -1322,17 +1602,27 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
 	       bpf_ntohs(sh->bitmap_off);
 	window = sack_window(tx, base, una);
-	top = record_sacks(tx, base, bits, window);
+	sacked = record_sacks(tx, base, bits & window);
+	/* One past the highest PSN acked (base when none). */
+	top = base + fls64(bits & window);
 	advance_u32(&tx->sack_max, top);
 
 	st = qp_stats(p->qpn - 1);
 	if (st)
 		st->rx_sack++;
 	trig_psn = mrc_psn_extend(una, p->psn);
-	sack_feedback(tx, p->qpn - 1, trig_psn, sh->m);
+	rtt = sack_feedback(tx, p->qpn - 1, trig_psn, sh->m);
+	/*
+	 * The window hears of the acks before the loss scan, and of losses
+	 * after it, so nothing has to live across the scan's stack frames.
+	 */
+	cc_update(info, p->qpn, old_una, una, rtt, sacked, 0, 0,
+		  (sh->m & 3) == MRC_M_SKIP_ONCE ? CC_ECN : 0);
 	/* cack + 1 of this SACK is missing, or its cack would be past it. */
-	report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
-		      sent_record(p->qpn - 1, trig_psn), base, window & ~bits);
+	lost = report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
+			     sent_record(p->qpn - 1, trig_psn), base, window & ~bits);
+	if (lost)
+		cc_update(info, p->qpn, una, una, 0, 0, 0, lost, 0);
 	emit_completions(tx, info, p->qpn, una);
 	return XDP_DROP;	/* consumed */
 }
@@ -1349,7 +1639,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
 	struct mrc_event evt = {};
-	__u32 una = 0, psn;
+	__u32 una = 0, old_una, psn, trimmed = 0;
 	int reason = MRC_DROP_UNKNOWN_QP;
 
 	if ((void *)(nh + 1) > p->end ||
@@ -1360,6 +1650,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		return p->qpn && p->qpn <= MRC_MAX_QPS ?
 			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
 
+	old_una = READ_ONCE(tx->snd_una);
 	reason = ack_cumulative(tx, bpf_ntohl(nh->cack), &una);
 	if (reason)
 		return count_qp_drop(p->qpn - 1, reason);
@@ -1391,8 +1682,12 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	evt.type = MRC_EVT_LOSS;
 	if (st)
 		st->losses++;
-	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP)
+	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP) {
 		trim_feedback(p->qpn - 1, psn, nh->reason);
+		trimmed = 1;
+	}
+	cc_update(info, p->qpn, old_una, una, 0, 0, trimmed, 0,
+		  nh->reason == MRC_NACK_TRIMMED_LASTHOP ? CC_LAST_HOP : 0);
 	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
 		struct mrc_send_rec *rec = sent_record(p->qpn - 1, psn);
 
@@ -1618,6 +1913,7 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 		.data = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
 		.ifindex = ctx->ingress_ifindex,
+		.xdp = ctx,
 	};
 	int ret = parse_mrc(&p);
 

@@ -208,8 +208,10 @@ static void usage(FILE *f)
 "                       doubled for an EV that keeps failing, up to 32 x)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  -v, --verbose        say how each plane was attached\n"
+"  -h, --help           this text\n"
 "Signals: TERM/INT stop and remove everything; HUP restarts in place\n"
-"(same pid), keeping the maps and live QPs.\n",
+"(same pid), keeping the maps and live QPs.\n"
+"Exit status: 0 after a clean stop, 1 run-time error, 2 usage error.\n",
 		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT,
 		PROBE_SUCCESSES_MAX, MRC_PROBE_SUCCESSES_DEFAULT, PROBE_INTERVAL_MAX_MS,
 		PE_INTERVAL_MS_DEFAULT);
@@ -1644,6 +1646,8 @@ static void command_env(const struct agent *a, struct agent_cmd_env *env,
 		.rx = bpf_map__fd(s->maps.mrc_rx),
 		.tx = bpf_map__fd(s->maps.mrc_tx),
 		.ctl_stats = bpf_map__fd(s->maps.mrc_ctl_stats),
+		.cc = bpf_map__fd(s->maps.mrc_cc),
+		.cc_view = bpf_map__fd(s->maps.mrc_cc_view),
 	};
 	env->ev_tables = a->ev_tables;
 	memset(stream, 0, sizeof(*stream));

@@ -283,8 +283,10 @@ struct mrc_qp_info {
 	__u8	ev_format;	/* enum mrc_ev_format */
 	__u32	n_evs;		/* entries used in mrc_qp_evs */
 	__u8	peer_addrs[MRC_MAX_PEER_ADDRS][16];
+	__u32	cc_slot;	/* 1-based window (mrc_cc); 0 = none */
+	__u32	pad;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 152);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 160);
 
 /*
  * TC egress finds the local QP of an outgoing packet from its destination:
@@ -399,8 +401,9 @@ MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 24 + 9 * MRC_MAX_EVS);
 
 /*
  * The receiver's ALWAYS_SKIP verdict: this many packets in a row arriving
- * on one EV CE-marked or trimmed mid-path (no clean packet between) and the
- * SACK they trigger says M = ALWAYS_SKIP; the sender demotes the EV to
+ * on one EV CE-marked (no clean packet between; trimmed headers never
+ * reach libmrc: XDP answers them, and the sender counts mid-path trims
+ * itself) and the SACK they trigger says M = ALWAYS_SKIP; the sender demotes the EV to
  * ASSUMED_BAD. Twice the sender's own swap threshold: the verdict is the
  * backstop for when the sender's view (its SKIP_ONCE echoes) is incomplete.
  */
@@ -544,6 +547,7 @@ enum mrc_event_type {
 	MRC_EVT_COMPLETION	= 1,	/* a WRITE is acknowledged */
 	MRC_EVT_LOSS		= 2,	/* resend psn (SACK hole or NACK) */
 	MRC_EVT_QP_FATAL	= 3,	/* the peer refused: QP to ERROR */
+	MRC_EVT_WINDOW		= 4,	/* a full window opened (wakes libmrc) */
 };
 
 struct mrc_event {
@@ -661,20 +665,159 @@ struct mrc_ev_profile_rec {
 	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
 };
 
-/* NSCC parameters of a CC profile (used by the congestion control). */
+/* ---------------------------------------------------------------------- */
+/* Congestion control: NSCC (Ultra Ethernet), one window per destination   */
+/* ---------------------------------------------------------------------- */
+
+enum mrc_cc_algo {
+	MRC_CC_NONE	= 0,	/* only the responder's window (MPR) limits */
+	MRC_CC_NSCC	= 1,
+};
+
+enum mrc_cc_flags {
+	MRC_CC_F_DISABLE_QA	= 1 << 0,	/* no quick adapt */
+};
+
+/*
+ * A CC profile as mrcctl stores it. Zero in a tunable means "derive it"
+ * (see mrc_nscc_defaults() in include/mrc/nscc.h): from the base RTT, the
+ * link speed of the planes and the MTU, as the reference does.
+ */
 struct mrc_cc_profile_rec {
 	__u16	id;
 	__u8	state;		/* as EV profiles */
-	__u8	enabled;	/* 0 = window fixed at max_cwnd */
-	__u32	base_rtt_ns;
+	__u8	algo;		/* enum mrc_cc_algo */
+	__u32	base_rtt_ns;		/* 0 = the smallest RTT measured */
 	__u32	target_delay_ns;	/* 0 = 0.75 x base RTT */
-	__u32	max_cwnd_bytes;		/* 0 = 1.5 x BDP of the slowest plane */
+	__u32	max_cwnd_bytes;		/* 0 = 1.5 x BDP (also the first window) */
 	__u32	gamma_milli;		/* multiplicative decrease factor x 1000 */
-	__u32	max_md_jump_milli;
-	__u32	qa_gate;
-	__u32	pad;
+	__u32	max_md_jump_milli;	/* smallest decrease factor x 1000 */
+	__u32	qa_gate;		/* quick adapt below max_cwnd >> qa_gate; 0 = 3 */
+	__u32	link_mbps;		/* one plane's speed; 0 = the device's */
+	__u32	fi_bytes;		/* fair increase per RTT; 0 = 5 MTU a */
+	__u32	fi_scale_milli;		/* fast increase x 1000; 0 = 250 a */
+	__u32	eta_bytes;		/* per fulfilment; 0 = 0.15 MTU a */
+	__u32	alpha_bytes;		/* proportional gain; 0 = 4 a b MTU */
+	__u32	qa_threshold_ns;	/* delay that also checks QA; 0 = 4 x target */
+	__u32	adjust_bytes;		/* fulfil every ...; 0 = 8 MTU */
+	__u32	adjust_period_ns;	/* ... or every ...; 0 = base RTT */
+	__u32	flags;			/* enum mrc_cc_flags */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_cc_profile_rec, 32);
+MRC_ABI_ASSERT_SIZE(struct mrc_cc_profile_rec, 64);
+
+/*
+ * The parameters one window runs with, every default resolved (libmrc
+ * fills them when the first QP to a destination connects). Bytes and ns.
+ */
+struct mrc_nscc_params {
+	__u32	mtu;		/* payload of a full packet */
+	__u32	base_rtt_ns;	/* 0 = follow the smallest RTT measured */
+	__u32	target_ns;	/* 0 = 0.75 x base RTT (when measured) */
+	__u32	qa_threshold_ns;	/* 0 = 4 x target */
+	__u32	adjust_period_ns;
+	__u32	adjust_bytes;
+	__u32	max_cwnd;
+	__u32	min_cwnd;	/* one MTU */
+	__u32	alpha_bytes;	/* increase per RTT at zero delay */
+	__u32	fi_bytes;	/* fair increase per RTT */
+	__u32	eta_bytes;	/* added at each fulfilment */
+	__u32	fi_scale_milli;	/* fast increase: cwnd grows by this x acked */
+	__u32	fast_delay_ns;	/* queue counts as empty below; 0 = target / 8 */
+	__u16	gamma_milli;
+	__u16	md_jump_milli;
+	__u8	qa_gate;
+	__u8	algo;		/* enum mrc_cc_algo */
+	__u8	flags;		/* enum mrc_cc_flags */
+	__u8	pad;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_nscc_params, 60);
+
+/* The evolving state of one window (see include/mrc/nscc.h). */
+struct mrc_nscc {
+	__u64	cwnd;		/* bytes */
+	__u64	inc;		/* pending increase x cwnd (bytes^2) */
+	__u64	adjust_acked;	/* bytes acked since the last fulfilment */
+	__u64	last_adjust_ns;
+	__u64	last_md_ns;
+	__u64	fast_bytes;	/* bytes acked in a row with an empty queue */
+	__u64	avg_delay_ns;	/* EWMA, gain 1/8 */
+	__u64	qa_bytes;	/* bytes acked in the current window RTT */
+	__u64	qa_last_bytes;	/* ... in the last full one */
+	__u64	qa_start_ns;
+	__u64	last_qa_ns;
+	__u64	last_eta_ns;
+	__u32	min_rtt_ns;	/* smallest RTT sample (base RTT tracking) */
+	__u32	pad;
+	/* what happened, for mrcctl qp show */
+	__u64	n_md, n_fast, n_qa, n_trims, n_losses, n_fulfil;
+	__u64	acked_bytes;
+	struct mrc_nscc_params p;
+	__u32	pad2;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_nscc, 104 + 56 + 64);
+
+/* Destinations (windows) on a host: slot = index into mrc_cc, mrc_cc_view. */
+#define MRC_MAX_CC	MRC_MAX_QPS
+
+/* Value of mrc_cc: SACKs of different CPUs update a window in turn. */
+struct mrc_cc_state {
+	struct bpf_spin_lock lock;
+	__u32	pad;
+	struct mrc_nscc nscc;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_cc_state, 8 + 224);
+
+/*
+ * SACK-measured RTTs, log-linear: 8 buckets per octave of 1.024 us units,
+ * from 0 to about 268 ms (the last bucket takes everything above).
+ */
+#define MRC_RTT_BUCKETS		128
+
+static inline __u32 mrc_rtt_bucket(__u64 rtt_ns)
+{
+	__u64 v = rtt_ns >> 10;
+	__u32 msb = 0;
+
+	if (v < 8)
+		return (__u32)v;
+	for (int i = 32; i; i >>= 1)
+		if (v >> (msb + i))
+			msb += i;
+	if (msb > 17)
+		return MRC_RTT_BUCKETS - 1;
+	return (msb - 2) * 8 + (__u32)((v >> (msb - 3)) & 7);
+}
+
+/* The largest RTT bucket b holds (ns): percentiles read from this are upper bounds. */
+static inline __u64 mrc_rtt_bucket_top_ns(__u32 b)
+{
+	__u32 msb;
+
+	if (b < 8)
+		return (((__u64)b + 1) << 10) - 1;
+	msb = b / 8 + 2;
+	return ((((__u64)8 + (b & 7) + 1) << (msb - 3)) << 10) - 1;
+}
+
+/*
+ * What a window looks like from outside, mmapped by libmrc (it reads cwnd
+ * with a plain load before every send) and read by mrcctl. XDP writes it
+ * after each update; libmrc writes inflight and waiting.
+ */
+struct mrc_cc_view {
+	__u32	cwnd;		/* bytes; 0xffffffff with algorithm none */
+	__u32	algo;
+	__u32	inflight;	/* bytes in flight to the destination (libmrc) */
+	__u32	waiting;	/* libmrc sleeps on a full window: XDP wakes it */
+	__u32	base_rtt_ns;	/* in use */
+	__u32	min_rtt_ns;	/* measured */
+	__u32	avg_delay_ns;
+	__u32	target_ns;
+	__u64	n_md, n_fast, n_qa, n_trims, n_losses;
+	__u64	acked_bytes;
+	__u64	rtt_hist[MRC_RTT_BUCKETS];	/* SACK-measured RTTs */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_cc_view, 32 + 48 + 8 * MRC_RTT_BUCKETS);
 
 /* skb->mark bit TC egress sets on a packet it moved to another plane. */
 #define MRC_SKB_MARK_SPRAYED	0x4d520000u
@@ -739,8 +882,12 @@ struct mrc_ctl_stats {
 	__u64	probes_stamped;		/* EV probe requests stamped by TC */
 	__u64	port_status_rx;		/* port status requests passed to mrcd */
 	__u64	ep_dropped;		/* malformed or unserved control packets */
+	__u64	trim_nacks;		/* trimmed DATA answered with a NACK (XDP_TX) */
+	__u64	trim_nacks_lasthop;	/* ... of them trimmed at the last hop */
+	__u64	cc_wakeups;		/* full windows that opened (libmrc woken) */
+	__u64	pad;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ctl_stats, 64);
+MRC_ABI_ASSERT_SIZE(struct mrc_ctl_stats, 96);
 
 /* 24-bit PSN on the wire -> 32-bit PSN nearest to `ref`. */
 static inline __u32 mrc_psn_extend(__u32 ref, __u32 psn24)

@@ -226,6 +226,11 @@ struct mrc_qp_counters {
 	uint64_t sacks_sent, nacks_sent;
 	uint64_t ev_timeouts;		/* EVs a timeout demoted to ASSUMED_BAD */
 	uint64_t always_skip_sent;	/* SACKs carrying the ALWAYS_SKIP verdict */
+	uint64_t cc_blocked;		/* sends held back by the congestion window */
+	uint64_t retx_bytes;		/* payload bytes resent */
+	uint32_t cc_slot;		/* the QP's window: 1-based mrc_cc_view slot, 0 none */
+	uint32_t pad;
+	uint64_t cc_sleeps;		/* the context slept on full windows (all its QPs) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

@@ -42,6 +42,12 @@ TEST_STATE_DEFINE;
 
 #define PRIO_CLASS	(LAB_TC_HANDLE_MAJOR << 16 | LAB_TC_CLASS_PRIO)
 #define DATA_CLASS	(LAB_TC_HANDLE_MAJOR << 16 | LAB_TC_CLASS_DATA)
+/*
+ * HTB's direct queue (skb->priority = the qdisc's handle): where a header
+ * trimmed at this port goes, unshaped, since the qdisc would charge it the
+ * length it had before the trim.
+ */
+#define DIRECT_CLASS	(LAB_TC_HANDLE_MAJOR << 16)
 
 /* Slow drain: 1000 bytes/s, so the backlog barely moves during a test. */
 #define SLOW_RATE	8000
@@ -439,7 +445,7 @@ static void expect_trimmed(const struct run *r, const __u8 *in, size_t len, __u8
 	ASSERT_EQ(pkt_tos(r->out) & 3, pkt_tos(in) & 3, "ECN kept by trim");
 	expected_trim(in, len, dscp, exp);
 	ASSERT_MEM_EQ(r->out, exp, len, "trimmed headers");
-	ASSERT_EQ(r->ctx.priority, PRIO_CLASS, "trimmed header in priority class");
+	ASSERT_EQ(r->ctx.priority, DIRECT_CLASS, "trimmed header: HTB direct, unshaped");
 }
 
 /* ====================================================================== */
@@ -718,11 +724,13 @@ static void expect_ce_marked(const struct run *r, const __u8 *in, size_t len)
 	ASSERT_MEM_EQ(r->out, exp, len, "CE-marked packet");
 }
 
-/* Six 1000-byte frames into an ECN port: the 4th (backlog 3000) and later
- * are above the 2000-byte threshold and marked if the packet is ECT. */
-static void run_ecn_sequence(int ipv6, __u8 tos, int expect_marks)
+/* Six 1000-byte frames into an ECN port (hook, port flags): the 4th
+ * (backlog 3000) and later are above the 2000-byte threshold and marked
+ * if the packet is ECT. */
+static void run_ecn_sequence_at(__u32 hook, __u32 flags, int ipv6, __u8 tos,
+				int expect_marks)
 {
-	struct port p = setup_port(LAB_HOOK_EGRESS, 0, &cfg_ecn);
+	struct port p = setup_port(hook, flags, &cfg_ecn);
 	struct lab_port_stats want = { .packets = 6, .bytes = 6000 };
 	__u8 pkt[PKT_MAX];
 	size_t len = build_udp_frame(pkt, ipv6, tos, 1000);
@@ -743,6 +751,12 @@ static void run_ecn_sequence(int ipv6, __u8 tos, int expect_marks)
 	expect_stats(&p, &want);
 }
 
+/* A core port (leaf to spine, spine to leaf): egress, no flags. */
+static void run_ecn_sequence(int ipv6, __u8 tos, int expect_marks)
+{
+	run_ecn_sequence_at(LAB_HOOK_EGRESS, 0, ipv6, tos, expect_marks);
+}
+
 static void test_ecn_ipv4(void)
 {
 	/* DSCP 10 + ECT(0): the DSCP bits must survive the mark. */
@@ -758,6 +772,17 @@ static void test_ecn_not_ect(void)
 {
 	run_ecn_sequence(0, 0x28, 0);
 	run_ecn_sequence(1, 0x28, 0);
+}
+
+/*
+ * A packet a port before this one marked (CE already) passes unchanged
+ * and is not counted again: ecn_marked counts the marks a port made, so
+ * a path's marks add up to the CE marks its receiver sees.
+ */
+static void test_ecn_already_ce(void)
+{
+	run_ecn_sequence(0, 0x2B, 0);
+	run_ecn_sequence(1, 0x03, 0);
 }
 
 static void test_ecn_ipv6(void)
@@ -876,6 +901,80 @@ static void test_trim_ipv6(void)
 	run_trim_sequence(&s, LAB_PORT_LASTHOP, MRC_DSCP_TRIMMED_LASTHOP);
 }
 
+/*
+ * CE marks come from the core only. The last hop (the leaf's port facing
+ * the receiving host, LAB_PORT_LASTHOP) never marks, IPv4 or IPv6, even
+ * far above the threshold: congestion there is incast, which no other
+ * path of the sender avoids. The host's uplink (leaf ingress, REHASH) is
+ * not the last hop and marks like the core.
+ */
+static void test_ecn_not_on_last_hop(void)
+{
+	run_ecn_sequence_at(LAB_HOOK_EGRESS, LAB_PORT_LASTHOP, 0, 0x2A, 0);
+	run_ecn_sequence_at(LAB_HOOK_EGRESS, LAB_PORT_LASTHOP, 1, 0x2A, 0);
+	run_ecn_sequence_at(LAB_HOOK_EGRESS, LAB_PORT_LASTHOP, 0, 0x01, 0);
+	run_ecn_sequence_at(LAB_HOOK_INGRESS, LAB_PORT_REHASH, 0, 0x2A, 1);
+	{
+		struct port p = setup_port(LAB_HOOK_EGRESS, LAB_PORT_LASTHOP, &cfg_ecn);
+		__u8 pkt[PKT_MAX];
+		size_t len = build_udp_frame(pkt, 0, 0x02, 1000);
+		struct run r;
+
+		seed_backlog(&p, 400000);
+		run_pkt(&p, pkt, len, &r);
+		expect_forwarded_unchanged(&r, pkt, len);
+		ASSERT_EQ(read_stats(&p).ecn_marked, 0, "no mark at 400 KB of backlog");
+	}
+}
+
+/* ECN at 1000 bytes and trims at 3000 on one queue, MRC data (ECT(0)). */
+static const struct lab_link_cfg cfg_ecn_trim = {
+	.rate_bps = SLOW_RATE, .ecn_thresh = 1000, .trim_thresh = 3000,
+	.queue_limit = 1000000,
+};
+
+/*
+ * The same burst of MRC data into a core port and into the last hop:
+ * the core marks CE between the two thresholds and trims (DSCP 0x2C)
+ * above; the last hop forwards unmarked between them and trims (DSCP
+ * 0x2D, ECN bits as they came) above.
+ */
+static void test_lasthop_trims_never_marks(void)
+{
+	struct pkt_spec s = mrc_spec(0, MRC_OP_WRITE_MIDDLE, MRC_BTH_F_TS, 1000);
+	__u8 pkt[PKT_MAX];
+	size_t len = build_pkt(&s, pkt), hlen = hdr_len(&s);
+	int lasthop;
+
+	for (lasthop = 0; lasthop < 2; lasthop++) {
+		struct port p = setup_port(LAB_HOOK_EGRESS, lasthop ? LAB_PORT_LASTHOP : 0,
+					   &cfg_ecn_trim);
+		struct lab_port_stats want = {
+			.packets = 5, .bytes = 3 * len + 2 * hlen, .trimmed = 2,
+			.ecn_marked = lasthop ? 0 : 2,
+		};
+		struct run r;
+		int i;
+
+		for (i = 0; i < 5; i++) {
+			int before = test_state.failed;
+
+			run_pkt(&p, pkt, len, &r);
+			if (i == 0 || (i < 3 && lasthop))
+				expect_forwarded_unchanged(&r, pkt, len);
+			else if (i < 3)
+				expect_ce_marked(&r, pkt, len);
+			else
+				expect_trimmed(&r, pkt, hlen, lasthop ?
+					       MRC_DSCP_TRIMMED_LASTHOP : MRC_DSCP_TRIMMED);
+			note_packet(before, i);
+		}
+		expect_stats(&p, &want);
+		if (test_state.failed)
+			fprintf(stderr, "  (last hop %d)\n", lasthop);
+	}
+}
+
 /* A queue with trim and tail-drop: `pkt` must never be trimmed, only
  * tail-dropped once the 5000-byte limit is reached. */
 static void expect_never_trimmed(const __u8 *pkt, size_t len, __u32 want_prio)
@@ -941,6 +1040,66 @@ static void test_trim_skips_header_only(void)
 	expect_forwarded_unchanged(&r, pkt, len);
 	ASSERT_EQ(r.ctx.priority, DATA_CLASS, "untrimmed data class");
 	expect_stats(&p, &want);
+}
+
+/*
+ * A header trimmed by a switch before this one (header only, trim DSCP
+ * 0x2C or 0x2D) is not cut again and keeps the priority class at every
+ * later hop, so the receiver's NACK is not held up behind the data that
+ * caused the trim. Header-only data without a trim DSCP (a zero-length
+ * WRITE, a sender's own DSCP) stays in the data class. IPv4 and IPv6;
+ * the lab's configured trim DSCPs count, not the defaults.
+ */
+static void test_trimmed_header_keeps_priority(void)
+{
+	static const struct { __u8 dscp; __u32 prio; } cases[] = {
+		{ MRC_DSCP_TRIMMED, PRIO_CLASS },
+		{ MRC_DSCP_TRIMMED_LASTHOP, PRIO_CLASS },
+		{ 0x2E, DATA_CLASS },
+		{ 0, DATA_CLASS },
+	};
+	struct lab_global_cfg g = { .dscp_trimmed = 0x30, .dscp_trimmed_lasthop = 0x31 },
+			      zero_g = {};
+	int gfd = bpf_map__fd(skel->maps.lab_global);
+	struct pkt_spec s;
+	__u8 pkt[PKT_MAX];
+	size_t i, len;
+	struct port p;
+	struct run r;
+	__u32 zero = 0;
+	int v6;
+
+	for (v6 = 0; v6 < 2; v6++) {
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int before = test_state.failed;
+
+			p = setup_port(LAB_HOOK_EGRESS, i & 1 ? LAB_PORT_LASTHOP : 0, &cfg_trim);
+			seed_backlog(&p, 3000);
+			s = mrc_spec(v6, MRC_OP_WRITE_MIDDLE, MRC_BTH_F_TS, 0);
+			s.tos = (__u8)(cases[i].dscp << 2 | 0x2);
+			len = build_pkt(&s, pkt);
+			run_pkt(&p, pkt, len, &r);
+			expect_forwarded_unchanged(&r, pkt, len);
+			ASSERT_EQ(r.ctx.priority, cases[i].prio, "class of a header-only packet");
+			ASSERT_EQ(read_stats(&p).trimmed, 0, "not trimmed again");
+			if (test_state.failed != before)
+				fprintf(stderr, "  (ipv6 %d, dscp 0x%02x)\n", v6, cases[i].dscp);
+		}
+	}
+	/* With other trim DSCPs configured, those mark trimmed headers. */
+	if (!ASSERT_EQ(bpf_map_update_elem(gfd, &zero, &g, BPF_ANY), 0, "set lab_global"))
+		return;
+	p = setup_port(LAB_HOOK_EGRESS, 0, &cfg_trim);
+	s = mrc_spec(0, MRC_OP_WRITE_MIDDLE, 0, 0);
+	s.tos = 0x31 << 2;
+	len = build_pkt(&s, pkt);
+	run_pkt(&p, pkt, len, &r);
+	ASSERT_EQ(r.ctx.priority, PRIO_CLASS, "configured last-hop DSCP: priority");
+	s.tos = MRC_DSCP_TRIMMED << 2;
+	len = build_pkt(&s, pkt);
+	run_pkt(&p, pkt, len, &r);
+	ASSERT_EQ(r.ctx.priority, DATA_CLASS, "default DSCP no longer a trim mark");
+	ASSERT_EQ(bpf_map_update_elem(gfd, &zero, &zero_g, BPF_ANY), 0, "reset lab_global");
 }
 
 /* MRC-looking bytes behind an IP header that does not say UDP. */
@@ -1240,7 +1399,10 @@ int main(void)
 	RUN_TEST("lab.ecn_ipv4", test_ecn_ipv4);
 	RUN_TEST("lab.ecn_ipv4_ect1", test_ecn_ipv4_ect1);
 	RUN_TEST("lab.ecn_not_ect", test_ecn_not_ect);
+	RUN_TEST("lab.ecn_already_ce", test_ecn_already_ce);
 	RUN_TEST("lab.ecn_ipv6", test_ecn_ipv6);
+	RUN_TEST("lab.ecn_not_on_last_hop", test_ecn_not_on_last_hop);
+	RUN_TEST("lab.lasthop_trims_never_marks", test_lasthop_trims_never_marks);
 	RUN_TEST("lab.trim_ipv4", test_trim_ipv4);
 	RUN_TEST("lab.trim_ipv4_lasthop", test_trim_ipv4_lasthop);
 	RUN_TEST("lab.trim_keeps_ecn", test_trim_keeps_ecn);
@@ -1251,6 +1413,7 @@ int main(void)
 	RUN_TEST("lab.trim_skips_control", test_trim_skips_control);
 	RUN_TEST("lab.trim_skips_non_udp", test_trim_skips_non_udp);
 	RUN_TEST("lab.trim_skips_header_only", test_trim_skips_header_only);
+	RUN_TEST("lab.trimmed_header_keeps_priority", test_trimmed_header_keeps_priority);
 	RUN_TEST("lab.trim_smallest_payload", test_trim_smallest_payload);
 	RUN_TEST("lab.trim_global_config", test_trim_global_config);
 	RUN_TEST("lab.class_priority", test_class_priority);

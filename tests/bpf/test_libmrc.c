@@ -967,8 +967,39 @@ static void test_qp_state_machine(void)
 	a.sq_psn = 0x1000000;
 	expect_refused(qp, &a, MRC_QP_ATTR_STATE | MRC_QP_ATTR_SQ_PSN, "RTR->RTS with sq_psn 2^24");
 	a.sq_psn = 0xABCDEF;
+	/* The window comes with RTS: its CC profile (3) must exist, ONLINE. */
+	EXPECT_ERR(mrc_modify_qp(qp, &a, MRC_QP_ATTR_STATE | MRC_QP_ATTR_SQ_PSN), ENOENT,
+		   "RTR->RTS with an unknown CC profile");
+	{
+		struct mrc_cc_profile_rec cc = {
+			.id = 3, .state = 1 /* OFFLINE */, .algo = MRC_CC_NSCC,
+			.base_rtt_ns = 40000, .link_mbps = 1000, .qa_gate = 3,
+		};
+		uint32_t id = 3;
+		int fd = bpf_map__fd(skel->maps.mrc_cc_profiles);
+
+		ASSERT_EQ(bpf_map_update_elem(fd, &id, &cc, BPF_ANY), 0, "CC profile 3 OFFLINE");
+		EXPECT_ERR(mrc_modify_qp(qp, &a, MRC_QP_ATTR_STATE | MRC_QP_ATTR_SQ_PSN),
+			   EINVAL, "RTR->RTS with an OFFLINE CC profile");
+		cc.state = 2;	/* ONLINE */
+		ASSERT_EQ(bpf_map_update_elem(fd, &id, &cc, BPF_ANY), 0, "CC profile 3 ONLINE");
+	}
+	ASSERT_EQ(qp_state(qp), MRC_QP_RTR, "still RTR after the CC profile errors");
 	ASSERT_EQ(mrc_modify_qp(qp, &a, MRC_QP_ATTR_STATE | MRC_QP_ATTR_SQ_PSN), 0,
 		  "RTR->RTS");
+	{
+		/* BDP = 1 plane x 125e6 B/s x 40 us = 5000 B; first window 1.5 x BDP. */
+		struct mrc_cc_view view;
+		uint32_t slot;
+
+		ASSERT_EQ(qp_info(n1, &info), 0, "mrc_qps lookup in RTS");
+		ASSERT_TRUE(info.cc_slot != 0, "mrc_qps: RTS QP has a window");
+		slot = info.cc_slot - 1;
+		ASSERT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel->maps.mrc_cc_view), &slot,
+					      &view), 0, "mrc_cc_view lookup");
+		ASSERT_EQ(view.algo, MRC_CC_NSCC, "window runs NSCC");
+		ASSERT_EQ(view.cwnd, 7500, "first window = 1.5 x BDP (5000 B)");
+	}
 	memset(&q, 0, sizeof(q));
 	ASSERT_EQ(mrc_query_qp(qp, &q), 0, "query");
 	ASSERT_EQ(q.qp_state, MRC_QP_RTS, "query: RTS");

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * BPF unit tests of bpf/mrc.bpf.c, the MRC fast path: mrc_xdp_rx (DATA and
- * PROBE validation and steering, reverse-EV learning, SACK and NACK
- * processing with per-EV feedback, EV demotion to ASSUMED_BAD with its
+ * PROBE validation and steering, trimmed DATA answered with a NACK built
+ * in place (XDP_TX, bpf/trim_nack.h), reverse-EV learning, SACK and NACK
+ * processing with per-EV feedback, the congestion window (NSCC) those
+ * SACKs and NACKs feed (mrc_cc, mrc_cc_view, MRC_EVT_WINDOW wake-ups),
+ * EV demotion to ASSUMED_BAD with its
  * events on mrc_ev_events, endpoint control: EV probes answered with
  * XDP_TX, probe responses and port status steered to mrcd) and mrc_tc_tx
  * (multi-plane spraying: the EV rotation over `perm`, the send log, plane
@@ -26,10 +29,16 @@
  * (qpn 5, slot 4, RTS, peer 198.18.1.2 [and fd00:1::2]), responder state
  * cack 999 / mpr 1024, requester state snd_una 1000 / snd_nxt 1100 with
  * three posted WRITEs ending at PSNs 1004, 1009 and 1050, and a fresh
- * event ring at context 0. TC tests add an EV table (setup_table()).
+ * event ring at context 0. TC tests add an EV table (setup_table()),
+ * window tests a congestion window (setup_cc(); the QP has none
+ * otherwise, and every window is zeroed).
  * mrc_cfg (agent_port included) and mrc_ctl_stats are zeroed and the
  * pinned EV event ring mrc_ev_events is drained, so no test sees another's
  * counters or events.
+ *
+ * The packet builders, the QP set-up and the skeleton loading are the
+ * fixture tests/lib/mrc_fixture.c (tests/include/mrc_fixture.h), shared
+ * with build/mrc-bpf-cost.
  *
  * Tests marked "SUSPECTED BUG" in their comment encode what the program's
  * own documentation promises and failed against bpf/mrc.bpf.c as written
@@ -53,51 +62,21 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/abi.h"
+#include "mrc/nscc.h"
 #include "mrc.skel.h"
 #include "test.h"
-#include "pindir.h"
 #include "packet.h"
+#include "mrc_fixture.h"
 
 TEST_STATE_DEFINE;
 
-#define TC_ACT_OK	0
-#define TC_ACT_REDIRECT	7
-
-#define BTH_LEN		12
-#define PKT_MAX		2048
-
-/* The QP every test installs. */
-#define QPN		5
-#define SLOT		(QPN - 1)
-#define REMOTE_QPN	9
-#define SOCK_PORT	40000
-#define PEER_SPORT	50001	/* peer's source port on inbound packets */
-#define LOCAL_SPORT	33333	/* our socket's port on outbound packets */
-#define RX_CACK		999
-#define RX_MPR		1024
-#define TX_UNA		1000
-#define TX_NXT		1100
-#define WR_ID_A		0xA0000000000000A1ULL	/* last PSN 1004 */
-#define WR_ID_B		0xB0000000000000B2ULL	/* last PSN 1009 */
-#define WR_ID_C		0xC0000000000000C3ULL	/* last PSN 1050 */
-#define ACK_EV		0x00C0FFEEu		/* EV echoed in SACKs/NACKs */
 /*
  * A SACK hole's LOSS event names the EV the send log says the PSN went out
  * on (not the EV the SACK echoes); without a record for the PSN, 0.
  */
 #define UNLOGGED_EV	0
 
-static struct mrc *skel;
-static char pin_dir[64];
-static int ncpus;
-static int ring_fd = -1;
-static struct ring_buffer *rb;
-
-static const __u8 local4[4] = { 198, 18, 1, 1 };
-static const __u8 peer4[4] = { 198, 18, 1, 2 };
 static const __u8 stranger4[4] = { 198, 18, 1, 99 };
-static const __u8 local6[16] = { 0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
-static const __u8 peer6[16] = { 0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
 static const __u8 stranger6[16] = { 0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x99 };
 
 /* Plane 2 (the veth "mrcp2" of the private namespace) and the peer on it. */
@@ -109,206 +88,12 @@ static const __u8 p2_zero4[4] = { 0, 0, 0, 0 };
 static const __u8 p2_local6[16] = { 0xfd, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 static const __u8 p2_peer6[16] = { 0xfd, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
 
-static unsigned int lo_ifindex = 1, plane2_ifindex, notplane_ifindex;
+static unsigned int plane2_ifindex, notplane_ifindex;
 static char netns_err[160];	/* why plane 2 is missing, when it is */
 
 /* ====================================================================== */
 /* Packet builders                                                        */
 /* ====================================================================== */
-
-/* Ethernet + IPv4/IPv6 + UDP around a payload. */
-struct hdrs {
-	int	ipv6;
-	const __u8 *src;	/* 4 or 16 bytes */
-	const __u8 *dst;
-	__u16	sport;
-	__u16	dport;
-	__u32	flow;		/* IPv6 flow label (20 bits) */
-	int	zero_csum;	/* UDP checksum 0 ("none") */
-};
-
-static struct hdrs rx4(void)
-{
-	struct hdrs h = { .src = peer4, .dst = local4, .sport = PEER_SPORT,
-			  .dport = MRC_UDP_PORT_DEFAULT };
-	return h;
-}
-
-static struct hdrs rx6(void)
-{
-	struct hdrs h = { .ipv6 = 1, .src = peer6, .dst = local6, .sport = PEER_SPORT,
-			  .dport = MRC_UDP_PORT_DEFAULT, .flow = 0x12345 };
-	return h;
-}
-
-static struct hdrs tx4(void)
-{
-	struct hdrs h = { .src = local4, .dst = peer4, .sport = LOCAL_SPORT,
-			  .dport = MRC_UDP_PORT_DEFAULT };
-	return h;
-}
-
-static struct hdrs tx6(void)
-{
-	/* High flow-label nibble 0x5: STEV must keep it. */
-	struct hdrs h = { .ipv6 = 1, .src = local6, .dst = peer6, .sport = LOCAL_SPORT,
-			  .dport = MRC_UDP_PORT_DEFAULT, .flow = 0x57777 };
-	return h;
-}
-
-static size_t build_eth(__u8 *p, __u16 proto)
-{
-	static const __u8 mac_dst[6] = { 0x02, 0, 0, 0, 0, 0x02 };
-	static const __u8 mac_src[6] = { 0x02, 0, 0, 0, 0, 0x01 };
-
-	memcpy(p, mac_dst, 6);
-	memcpy(p + 6, mac_src, 6);
-	put16(p + 12, proto);
-	return ETH_LEN;
-}
-
-/* A complete frame with correct IPv4 and (unless zero_csum) UDP checksums. */
-static size_t build_udp(const struct hdrs *h, const __u8 *payload, size_t plen,
-			__u8 *buf)
-{
-	size_t l3 = build_eth(buf, h->ipv6 ? 0x86DD : 0x0800);
-	size_t l4 = l3 + (h->ipv6 ? IP6_LEN : IP4_LEN);
-	size_t n = l4 + UDP_LEN + plen;
-	__u8 *ip = buf + l3, *udp = buf + l4;
-
-	if (h->ipv6) {
-		memset(ip, 0, IP6_LEN);
-		put32(ip, 6u << 28 | (h->flow & 0xFFFFF));
-		put16(ip + 4, (__u16)(n - l4));
-		ip[6] = 17;
-		ip[7] = 64;
-		memcpy(ip + 8, h->src, 16);
-		memcpy(ip + 24, h->dst, 16);
-	} else {
-		memset(ip, 0, IP4_LEN);
-		ip[0] = 0x45;
-		put16(ip + 2, (__u16)(n - l3));
-		put16(ip + 4, 0x1234);
-		put16(ip + 6, 0x4000);		/* DF */
-		ip[8] = 64;
-		ip[9] = 17;
-		memcpy(ip + 12, h->src, 4);
-		memcpy(ip + 16, h->dst, 4);
-		ipv4_csum_fill(buf);
-	}
-	put16(udp, h->sport);
-	put16(udp + 2, h->dport);
-	put16(udp + 4, (__u16)(n - l4));
-	put16(udp + 6, 0);
-	memcpy(udp + UDP_LEN, payload, plen);
-	if (!h->zero_csum)
-		udp_csum_fill(buf);
-	return n;
-}
-
-static size_t put_bth(__u8 *m, __u8 opcode, __u32 dqpn, __u8 flags, __u32 psn)
-{
-	m[0] = opcode;
-	m[1] = 0;
-	put16(m + 2, 0xffff);				/* pkey */
-	put32(m + 4, dqpn & MRC_QPN_MASK);
-	put32(m + 8, (__u32)flags << 24 | (psn & MRC_PSN_MASK));
-	return BTH_LEN;
-}
-
-/* A data packet: BTH, METH, [TSETH], RETH, [IMM], payload. */
-struct data_spec {
-	__u8	opcode;
-	__u8	flags;		/* MRC_BTH_F_* */
-	__u32	dqpn;
-	__u32	psn;		/* only the low 24 bits go on the wire */
-	__u32	msg_len;	/* reth.length */
-	__u32	payload;	/* bytes after the headers */
-};
-
-static struct data_spec dspec(__u8 opcode, __u32 psn, __u32 payload)
-{
-	struct data_spec d = { .opcode = opcode, .dqpn = QPN, .psn = psn,
-			       .msg_len = 65536, .payload = payload };
-	return d;
-}
-
-static size_t build_data(__u8 *m, const struct data_spec *d)
-{
-	size_t n = put_bth(m, d->opcode, d->dqpn, d->flags, d->psn);
-	__u32 i;
-
-	put16(m + n, 7);				/* wimm_msn */
-	put16(m + n + 2, 9);				/* msn */
-	n += 4;
-	if (d->flags & MRC_BTH_F_TS) {
-		put16(m + n, 0x4321);
-		put16(m + n + 2, 0);
-		n += 4;
-	}
-	put32(m + n, 0x00007f00);			/* vaddr */
-	put32(m + n + 4, 0x12340000);
-	put32(m + n + 8, 0xcafe);			/* rkey */
-	put32(m + n + 12, d->msg_len);
-	n += 16;
-	if (mrc_opcode_has_imm(d->opcode)) {
-		put32(m + n, 0xfeedf00d);
-		n += 4;
-	}
-	for (i = 0; i < d->payload; i++)
-		m[n + i] = (__u8)(i * 7 + 3);
-	return n + d->payload;
-}
-
-static size_t data_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d)
-{
-	__u8 m[PKT_MAX];
-	size_t mlen = build_data(m, d);
-
-	return build_udp(h, m, mlen, buf);
-}
-
-/* A SACK: BTH + struct mrc_sackh. Bit i of bitmap acks cack + 1 + off + i. */
-struct sack_spec {
-	__u32	dqpn;
-	__u32	psn;		/* trigger PSN */
-	__u32	cack;
-	__u32	ev;
-	__u16	off;
-	__u8	m;		/* enum mrc_sack_m */
-	__u64	bitmap;
-};
-
-static struct sack_spec sspec(__u32 cack, __u64 bitmap)
-{
-	struct sack_spec s = { .dqpn = QPN, .psn = cack + 1, .cack = cack,
-			       .ev = ACK_EV, .bitmap = bitmap };
-	return s;
-}
-
-static size_t build_sack(__u8 *m, const struct sack_spec *s)
-{
-	size_t n = put_bth(m, MRC_OP_SACK, s->dqpn, 0, s->psn);
-
-	memset(m + n, 0, sizeof(struct mrc_sackh));
-	put32(m + n, s->cack & MRC_PSN_MASK);
-	put32(m + n + 4, s->ev);
-	put16(m + n + 8, s->off);
-	m[n + 10] = s->m;
-	put32(m + n + 12, (__u32)(s->bitmap >> 32));
-	put32(m + n + 16, (__u32)s->bitmap);
-	put16(m + n + 20, 0x4321);			/* ts_echo */
-	put32(m + n + 24, 77);				/* rcv_bytes */
-	return n + sizeof(struct mrc_sackh);
-}
-
-static size_t sack_frame(__u8 *buf, const struct hdrs *h, const struct sack_spec *s)
-{
-	__u8 m[128];
-	size_t mlen = build_sack(m, s);
-
-	return build_udp(h, m, mlen, buf);
-}
 
 /* A NACK: BTH (the refused PSN) + struct mrc_nackh. */
 static size_t nack_frame(__u8 *buf, const struct hdrs *h, __u32 dqpn, __u32 psn,
@@ -334,39 +119,6 @@ static void set_udp_len(__u8 *pkt, __u16 len)
 /* ====================================================================== */
 /* Program runs                                                           */
 /* ====================================================================== */
-
-struct run {
-	int	err;		/* bpf_prog_test_run_opts() */
-	__u32	ret;		/* program's return value */
-	__u8	out[PKT_MAX];
-	__u32	out_len;
-	__u32	duration;	/* ns per run */
-};
-
-static void run_prog(int prog_fd, const void *pkt, size_t len, __u32 repeat,
-		     struct run *r)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		    .data_in = pkt, .data_size_in = (__u32)len,
-		    .data_out = r->out, .data_size_out = sizeof(r->out),
-		    .repeat = repeat);
-
-	memset(r->out, 0, sizeof(r->out));
-	r->err = bpf_prog_test_run_opts(prog_fd, &opts);
-	r->ret = opts.retval;
-	r->out_len = opts.data_size_out;
-	r->duration = opts.duration;
-}
-
-static void run_xdp(const void *pkt, size_t len, struct run *r)
-{
-	run_prog(bpf_program__fd(skel->progs.mrc_xdp_rx), pkt, len, 1, r);
-}
-
-static void run_tc(const void *pkt, size_t len, struct run *r)
-{
-	run_prog(bpf_program__fd(skel->progs.mrc_tc_tx), pkt, len, 1, r);
-}
 
 /*
  * mrc_tc_tx with an __sk_buff context: in->ifindex picks the device the
@@ -455,8 +207,6 @@ static void expect_steered(const struct run *r, const __u8 *in, size_t len)
 /* Maps                                                                   */
 /* ====================================================================== */
 
-#define MFD(name)	bpf_map__fd(skel->maps.name)
-
 static int bit_of(const __u64 *bm, __u32 psn)
 {
 	__u32 idx = psn % MRC_WINDOW_MAX;
@@ -471,106 +221,6 @@ static void set_bit_of(__u64 *bm, __u32 psn)
 	bm[idx / 64] |= 1ULL << (idx % 64);
 }
 
-static void mapped4(__u8 out[16], const __u8 a[4])
-{
-	memset(out, 0, 16);
-	out[10] = 0xff;
-	out[11] = 0xff;
-	memcpy(out + 12, a, 4);
-}
-
-/* Read or write this test's QP slot of a per-QP map. */
-static void read_slot(int map_fd, void *value, const char *what)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_lookup_elem(map_fd, &k, value), 0, what);
-}
-
-static void write_slot(int map_fd, const void *value, const char *what)
-{
-	__u32 k = SLOT;
-
-	ASSERT_EQ(bpf_map_update_elem(map_fd, &k, value, BPF_ANY), 0, what);
-}
-
-static void get_qp(struct mrc_qp_info *q) { read_slot(MFD(mrc_qps), q, "read mrc_qps"); }
-static void put_qp(const struct mrc_qp_info *q) { write_slot(MFD(mrc_qps), q, "write mrc_qps"); }
-static void get_rx(struct mrc_rx_state *rx) { read_slot(MFD(mrc_rx), rx, "read mrc_rx"); }
-static void put_rx(const struct mrc_rx_state *rx) { write_slot(MFD(mrc_rx), rx, "write mrc_rx"); }
-/* mrc_tx_state is 8.7 KiB: callers keep it static. */
-static void get_tx(struct mrc_tx_state *tx) { read_slot(MFD(mrc_tx), tx, "read mrc_tx"); }
-static void put_tx(const struct mrc_tx_state *tx) { write_slot(MFD(mrc_tx), tx, "write mrc_tx"); }
-static void get_evs(struct mrc_qp_evs *e) { read_slot(MFD(mrc_qp_evs), e, "read mrc_qp_evs"); }
-static void put_evs(const struct mrc_qp_evs *e) { write_slot(MFD(mrc_qp_evs), e, "write mrc_qp_evs"); }
-static void get_rev(struct mrc_rev_evs *r) { read_slot(MFD(mrc_rev_evs), r, "read mrc_rev_evs"); }
-static void put_rev(const struct mrc_rev_evs *r) { write_slot(MFD(mrc_rev_evs), r, "write mrc_rev_evs"); }
-
-/* The send log (64 KiB) and per-EV counters (16 KiB) of the test QP. */
-static struct mrc_send_log log_buf;
-static struct mrc_qp_ev_stats ev_stats_buf;
-
-static struct mrc_send_rec get_rec(__u32 psn)
-{
-	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
-	return log_buf.rec[psn % MRC_WINDOW_MAX];
-}
-
-/* Write the record of psn's slot (rec_psn may name another PSN there). */
-static void put_rec_as(__u32 slot_psn, __u32 rec_psn, __u8 ev_idx, __u8 plane,
-		       __u8 flags, __u64 sent_ns)
-{
-	struct mrc_send_rec *rec = &log_buf.rec[slot_psn % MRC_WINDOW_MAX];
-
-	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
-	rec->psn = rec_psn;
-	rec->ev_idx = ev_idx;
-	rec->plane = plane;
-	rec->flags = flags;
-	rec->sent_ns = sent_ns;
-	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
-}
-
-static void put_rec(__u32 psn, __u8 ev_idx, __u8 plane, __u8 flags, __u64 sent_ns)
-{
-	put_rec_as(psn, psn, ev_idx, plane, flags, sent_ns);
-}
-
-static struct mrc_ev_counters ev_ctr(__u32 idx)
-{
-	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
-	return ev_stats_buf.ev[idx % MRC_MAX_EVS];
-}
-
-/* Plane `plane` (1-based) is interface ifindex with these source addresses. */
-static void set_plane(__u32 plane, __u32 ifindex, const __u8 *addr4, const __u8 *addr6)
-{
-	struct mrc_plane pl = { .ifindex = ifindex };
-	__u32 k = plane - 1;
-
-	snprintf(pl.name, sizeof(pl.name), "plane%u", plane);
-	if (addr4)
-		memcpy(pl.addr4, addr4, 4);
-	if (addr6)
-		memcpy(pl.addr6, addr6, 16);
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_planes), &k, &pl, BPF_ANY), 0,
-		  "write mrc_planes");
-}
-
-static void set_plane_of(__u32 ifindex, __u32 plane)
-{
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_plane_of), &ifindex, &plane, BPF_ANY), 0,
-		  "write mrc_plane_of");
-}
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 static void set_qp_state(__u32 state)
 {
 	struct mrc_qp_info q;
@@ -578,158 +228,6 @@ static void set_qp_state(__u32 state)
 	get_qp(&q);
 	q.state = state;
 	put_qp(&q);
-}
-
-/* Zero every entry of an array map (per-CPU values: ncpus copies). */
-static void zero_array(int fd, __u32 entries, size_t value_size, int percpu)
-{
-	size_t sz = percpu ? (size_t)ncpus * ((value_size + 7) & ~(size_t)7) : value_size;
-	void *zero = calloc(1, sz);
-	__u32 k;
-
-	if (!zero) {
-		ASSERT_TRUE(0, "calloc");
-		return;
-	}
-	for (k = 0; k < entries; k++) {
-		if (bpf_map_update_elem(fd, &k, zero, BPF_ANY)) {
-			ASSERT_TRUE(0, "zero array map entry");
-			break;
-		}
-	}
-	free(zero);
-}
-
-static void delete_all(int fd, size_t key_size)
-{
-	__u8 key[64], next[64];
-
-	while (!bpf_map_get_next_key(fd, NULL, next)) {
-		memcpy(key, next, key_size);
-		if (bpf_map_delete_elem(fd, key)) {
-			ASSERT_TRUE(0, "delete hash entry");
-			break;
-		}
-	}
-}
-
-/* ---- EV event ring (mrc_ev_events, pinned, shared by every test) -------- */
-
-#define EVEQ_MAX	64
-static struct mrc_ev_event eveq[EVEQ_MAX];
-static int n_ev_events, n_bad_ev_events;
-static struct ring_buffer *ev_rb;
-
-static int on_ev_event(void *ctx, void *data, size_t size)
-{
-	(void)ctx;
-	if (size != sizeof(struct mrc_ev_event)) {
-		n_bad_ev_events++;
-		return 0;
-	}
-	if (n_ev_events < EVEQ_MAX)
-		memcpy(&eveq[n_ev_events], data, sizeof(struct mrc_ev_event));
-	n_ev_events++;
-	return 0;
-}
-
-/* Read every EV event written since the last drain; returns how many. */
-static int drain_ev_events(void)
-{
-	n_ev_events = 0;
-	n_bad_ev_events = 0;
-	if (!ev_rb) {
-		ev_rb = ring_buffer__new(MFD(mrc_ev_events), on_ev_event, NULL, NULL);
-		if (!ASSERT_TRUE(ev_rb != NULL, "ring_buffer__new(mrc_ev_events)"))
-			return 0;
-	}
-	ring_buffer__consume(ev_rb);
-	ASSERT_EQ(n_bad_ev_events, 0, "EV events of the wrong size");
-	return n_ev_events;
-}
-
-static void free_ev_ring(void)
-{
-	ring_buffer__free(ev_rb);
-	ev_rb = NULL;
-}
-
-static void reset_maps(void)
-{
-	__u32 k;
-
-	zero_array(MFD(mrc_cfg), 1, sizeof(struct mrc_global_cfg), 0);
-	zero_array(MFD(mrc_qps), MRC_MAX_QPS, sizeof(struct mrc_qp_info), 0);
-	zero_array(MFD(mrc_qp_evs), MRC_MAX_QPS, sizeof(struct mrc_qp_evs), 0);
-	zero_array(MFD(mrc_rx), MRC_MAX_QPS, sizeof(struct mrc_rx_state), 0);
-	zero_array(MFD(mrc_tx), MRC_MAX_QPS, sizeof(struct mrc_tx_state), 0);
-	zero_array(MFD(mrc_qp_stats), MRC_MAX_QPS, sizeof(struct mrc_qp_stats), 1);
-	zero_array(MFD(mrc_drops), 1, sizeof(struct mrc_drop_stats), 1);
-	zero_array(MFD(mrc_planes), MRC_MAX_PLANES_ABI, sizeof(struct mrc_plane), 0);
-	zero_array(MFD(mrc_ev_stats), MRC_MAX_QPS, sizeof(struct mrc_qp_ev_stats), 0);
-	zero_array(MFD(mrc_send_log), MRC_MAX_QPS, sizeof(struct mrc_send_log), 0);
-	zero_array(MFD(mrc_rev_evs), MRC_MAX_QPS, sizeof(struct mrc_rev_evs), 0);
-	delete_all(MFD(mrc_peers), sizeof(struct mrc_peer_key));
-	delete_all(MFD(mrc_plane_of), sizeof(__u32));
-	for (k = 0; k < MRC_MAX_CTX; k++)
-		bpf_map_delete_elem(MFD(mrc_events), &k);	/* ENOENT is fine */
-	/* Control-path counters and EV events of earlier tests. */
-	zero_array(MFD(mrc_ctl_stats), 1, sizeof(struct mrc_ctl_stats), 1);
-	drain_ev_events();
-}
-
-/* ---- event ring -------------------------------------------------------- */
-
-#define EVQ_MAX	256
-static struct mrc_event evq[EVQ_MAX];
-static int n_events, n_bad_events;
-
-static int on_event(void *ctx, void *data, size_t size)
-{
-	(void)ctx;
-	if (size != sizeof(struct mrc_event)) {
-		n_bad_events++;
-		return 0;
-	}
-	if (n_events < EVQ_MAX)
-		memcpy(&evq[n_events], data, sizeof(struct mrc_event));
-	n_events++;
-	return 0;
-}
-
-static void free_ring(void)
-{
-	ring_buffer__free(rb);
-	rb = NULL;
-	if (ring_fd >= 0)
-		close(ring_fd);
-	ring_fd = -1;
-}
-
-/* A fresh ring at context 0 of mrc_events. */
-static void new_ring(void)
-{
-	__u32 zero = 0;
-
-	free_ring();
-	ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, MRC_CTX_RING_BYTES, NULL);
-	if (!ASSERT_TRUE(ring_fd >= 0, "create ringbuf"))
-		return;
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_events), &zero, &ring_fd, BPF_ANY), 0,
-		  "insert ring into mrc_events[0]");
-	rb = ring_buffer__new(ring_fd, on_event, NULL, NULL);
-	ASSERT_TRUE(rb != NULL, "ring_buffer__new");
-}
-
-/* Read every event written since the last drain; returns how many. */
-static int drain_events(void)
-{
-	n_events = 0;
-	n_bad_events = 0;
-	if (rb)
-		ring_buffer__consume(rb);
-	ASSERT_EQ(n_bad_events, 0, "events of the wrong size");
-	return n_events;
 }
 
 static void expect_event(int i, __u32 type, __u64 wr_id, __u32 psn, __u32 ev,
@@ -763,47 +261,9 @@ static void expect_event(int i, __u32 type, __u64 wr_id, __u32 psn, __u32 ev,
 #define QP_STAT_FIELDS(X) X(rx_data) X(rx_data_bytes) X(rx_dup) X(rx_oow) \
 	X(rx_bad) X(rx_sack) X(rx_nack) X(losses) X(completions) X(tx_stamped)
 
-/*
- * A per-CPU map value made only of __u64 counters, summed over the CPUs
- * into `sum` (size bytes); all zero, and a failed assertion, if unreadable.
- */
-static void sum_percpu_u64(int fd, __u32 key, void *sum, size_t size,
-			   const char *what)
-{
-	__u64 *out = sum, *v = calloc((size_t)ncpus, size);
-	size_t n = size / sizeof(__u64);
-
-	memset(sum, 0, size);
-	if (!v || bpf_map_lookup_elem(fd, &key, v)) {
-		ASSERT_TRUE(0, what);
-		free(v);
-		return;
-	}
-	for (int cpu = 0; cpu < ncpus; cpu++)
-		for (size_t i = 0; i < n; i++)
-			out[i] += v[(size_t)cpu * n + i];
-	free(v);
-}
-
-static struct mrc_drop_stats read_drops(void)
-{
-	struct mrc_drop_stats sum;
-
-	sum_percpu_u64(MFD(mrc_drops), 0, &sum, sizeof(sum), "read mrc_drops");
-	return sum;
-}
-
-static struct mrc_qp_stats read_qp_stats(__u32 slot)
-{
-	struct mrc_qp_stats sum;
-
-	sum_percpu_u64(MFD(mrc_qp_stats), slot, &sum, sizeof(sum), "read mrc_qp_stats");
-	return sum;
-}
-
 #define CTL_FIELDS(X) X(ev_events) X(ev_events_lost) X(demote_refused) \
 	X(probes_answered) X(probe_responses) X(probes_stamped) X(port_status_rx) \
-	X(ep_dropped)
+	X(ep_dropped) X(trim_nacks) X(trim_nacks_lasthop) X(cc_wakeups)
 
 /* mrc_ctl_stats, summed over the CPUs. */
 static struct mrc_ctl_stats read_ctl(void)
@@ -846,49 +306,6 @@ static void expect_qp_stats(const struct mrc_qp_stats *want)
 
 static const struct mrc_drop_stats no_drops;
 static const struct mrc_qp_stats no_qp_stats;
-
-/* ---- the QP every test starts from ---------------------------------------- */
-
-/*
- * Reset all maps and install QP 5 (slot 4) in RTS with `n_peers` peer
- * addresses: ::ffff:198.18.1.2, then fd00:1::2 (slot 1 is always filled,
- * n_peer_addrs says how many count).
- */
-static void setup_qp(__u8 n_peers)
-{
-	struct mrc_qp_info q = {
-		.state = MRC_QPS_RTS, .ctx = 0, .remote_qpn = REMOTE_QPN,
-		.mpr = RX_MPR, .sock_port = SOCK_PORT, .n_peer_addrs = n_peers,
-		.ev_format = MRC_EVF_UDP,
-	};
-	struct mrc_rx_state rx = { .cack = RX_CACK, .mpr = RX_MPR };
-	static struct mrc_tx_state tx;
-
-	reset_maps();
-	mapped4(q.peer_addrs[0], peer4);
-	memcpy(q.peer_addrs[1], peer6, 16);
-	put_qp(&q);
-	put_rx(&rx);
-
-	memset(&tx, 0, sizeof(tx));
-	tx.snd_una = TX_UNA;
-	tx.snd_nxt = TX_NXT;
-	tx.sack_max = TX_UNA;
-	tx.loss_mark = TX_UNA;
-	tx.state = MRC_QPS_RTS;
-	tx.wr[0].wr_id = WR_ID_A;
-	tx.wr[0].last_psn = 1004;
-	tx.wr[1].wr_id = WR_ID_B;
-	tx.wr[1].last_psn = 1009;
-	tx.wr[2].wr_id = WR_ID_C;
-	tx.wr[2].last_psn = 1050;
-	tx.wr_head = 0;
-	tx.wr_tail = 3;
-	put_tx(&tx);
-
-	new_ring();
-	drain_events();
-}
 
 /* ====================================================================== */
 /* Tests: DATA steering                                                   */
@@ -1094,9 +511,13 @@ static void test_malformed_imm_missing(void)
 	m[0] = MRC_OP_WRITE_LAST_IMM;
 	len = build_udp(&h, m, mlen, pkt);
 	expect_malformed(pkt, len, 1);
-	/* With its immediate the same opcode passes. */
+	/*
+	 * With its immediate the same opcode passes: a zero-length WRITE with
+	 * immediate (with a message length, no data would be a trimmed header).
+	 */
 	setup_qp(1);
 	d.opcode = MRC_OP_WRITE_ONLY_IMM;
+	d.msg_len = 0;
 	len = data_frame(pkt, &h, &d);
 	run_xdp(pkt, len, &r);
 	expect_steered(&r, pkt, len);
@@ -1536,6 +957,411 @@ static void test_probe_steered(void)
 	run_xdp(pkt, len, &r);
 	expect_xdp_drop(&r);
 	expect_drops(&want);
+}
+
+/* ====================================================================== */
+/* Tests: trimmed DATA answered with a NACK from XDP (bpf/trim_nack.h)     */
+/* ====================================================================== */
+
+#define TRIM_TOS_MID		(MRC_DSCP_TRIMMED << 2 | 0x2)		/* + ECT(0) */
+#define TRIM_TOS_LASTHOP	(MRC_DSCP_TRIMMED_LASTHOP << 2 | 0x3)	/* + CE */
+#define TRIM_TS			0x4321	/* send_ts build_data() writes */
+#define NACK_UDP_LEN		(UDP_LEN + BTH_LEN + sizeof(struct mrc_nackh))
+
+/* Set the IPv4 TOS / IPv6 traffic class of a built frame (checksums kept). */
+static void set_tos(__u8 *pkt, __u8 tos)
+{
+	__u8 *ip = pkt + ETH_LEN;
+
+	if (pkt_is_ipv6(pkt)) {
+		ip[0] = (__u8)((ip[0] & 0xf0) | tos >> 4);
+		ip[1] = (__u8)((ip[1] & 0x0f) | (__u8)(tos << 4));
+	} else {
+		ip[1] = tos;
+		ipv4_csum_fill(pkt);
+	}
+}
+
+/* A trimmed header as a trimming switch forwards it: no payload, DSCP set. */
+static size_t trimmed_frame(__u8 *buf, const struct hdrs *h,
+			    const struct data_spec *d, __u8 tos)
+{
+	size_t len = data_frame(buf, h, d);
+
+	set_tos(buf, tos);
+	return len;
+}
+
+/*
+ * The NACK frame the responder must send for a trimmed packet that came
+ * in with headers `in` (peer -> us): the same frame builder (so IP id,
+ * DF, TTL 64, flow label as it came), addresses reversed, ports kept,
+ * MACs swapped, DSCP and ECN 0, and correct checksums.
+ */
+static size_t expected_nack(__u8 *buf, const struct hdrs *in, __u32 psn,
+			    __u32 cack, __u8 reason, __u16 ts_echo)
+{
+	struct hdrs h = *in;
+	__u8 m[64], mac[6];
+	size_t n = put_bth(m, MRC_OP_NACK, REMOTE_QPN, 0, psn), len;
+
+	h.src = in->dst;
+	h.dst = in->src;
+	put32(m + n, cack & MRC_PSN_MASK);
+	put32(m + n + 4, in->sport);
+	m[n + 8] = reason;
+	m[n + 9] = MRC_M_NONE;
+	put16(m + n + 10, ts_echo);
+	len = build_udp(&h, m, n + sizeof(struct mrc_nackh), buf);
+	memcpy(mac, buf, 6);
+	memcpy(buf, buf + 6, 6);
+	memcpy(buf + 6, mac, 6);
+	return len;
+}
+
+/* XDP_TX with exactly the frame `exp`, both checksums valid. */
+static int expect_nack_tx(const struct run *r, const __u8 *exp, size_t len)
+{
+	size_t l4 = l4_off(exp);
+
+	if (!ASSERT_EQ(r->err, 0, "test_run") ||
+	    !ASSERT_EQ(r->ret, XDP_TX, "verdict XDP_TX") ||
+	    !ASSERT_EQ(r->out_len, len, "frame cut to eth + IP + UDP + BTH + NACK"))
+		return 0;
+	ASSERT_EQ(get16(r->out + l4 + 4), NACK_UDP_LEN, "UDP length");
+	ASSERT_EQ(r->out[l4 + UDP_LEN], MRC_OP_NACK, "opcode NACK");
+	if (!pkt_is_ipv6(r->out))
+		ASSERT_TRUE(ipv4_csum_ok(r->out), "IPv4 header checksum valid");
+	ASSERT_TRUE(udp_csum_ok(r->out), "UDP checksum valid (recomputed here)");
+	return ASSERT_MEM_EQ(r->out, exp, len, "NACK frame");
+}
+
+static void expect_trim_ctl(__u64 nacks, __u64 lasthop)
+{
+	struct mrc_ctl_stats want = { .trim_nacks = nacks,
+				      .trim_nacks_lasthop = lasthop };
+
+	expect_ctl(&want);
+}
+
+/*
+ * A header trimmed mid-path (DSCP 0x2C), IPv4, with a TSETH: XDP answers
+ * with NACK TRIMMED in place: MACs and addresses swapped, ports kept
+ * (source = the EV), dqpn = the peer's QP, the data's PSN, the
+ * responder's cack, ev = the source port, ts_echo = send_ts, DSCP/ECN 0,
+ * lengths for 24 bytes of UDP payload and both checksums recomputed.
+ * Counted in ctl_stats.trim_nacks; nothing goes up to libmrc (no rx_data).
+ */
+static void test_trim_nack_ipv4(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK + 3, 0);
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_rx_state rx;
+	struct hdrs h = rx4();
+	size_t len, elen;
+	struct run r;
+
+	setup_qp(1);
+	d.flags = MRC_BTH_F_TS | MRC_BTH_F_ACK_REQ;
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	if (!ASSERT_TRUE(udp_csum_ok(pkt) && ipv4_csum_ok(pkt), "input checksums valid"))
+		return;
+	run_xdp(pkt, len, &r);
+	elen = expected_nack(exp, &h, RX_CACK + 3, RX_CACK, MRC_NACK_TRIMMED, TRIM_TS);
+	ASSERT_EQ(elen, ETH_LEN + IP4_LEN + NACK_UDP_LEN, "expected frame: 66 bytes");
+	expect_nack_tx(&r, exp, elen);
+	ASSERT_EQ(r.out[ETH_LEN + 1], 0, "TOS 0: DSCP 0, ECN bits 0");
+	ASSERT_EQ(get16(r.out + ETH_LEN + 2), IP4_LEN + NACK_UDP_LEN, "IPv4 tot_len");
+	ASSERT_EQ(get16(r.out + ETH_LEN + IP4_LEN), PEER_SPORT, "UDP sport: the EV, kept");
+	ASSERT_EQ(get16(r.out + ETH_LEN + IP4_LEN + 2), MRC_UDP_PORT_DEFAULT,
+		  "UDP dport: the MRC port, kept");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 4), REMOTE_QPN, "dqpn");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 8), RX_CACK + 3,
+		  "PSN, flags clear");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN), RX_CACK, "cack");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN + 4), PEER_SPORT,
+		  "ev = UDP source port");
+	ASSERT_EQ(r.out[ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN + 8], MRC_NACK_TRIMMED,
+		  "reason TRIMMED");
+	ASSERT_EQ(get16(r.out + ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN + 10), TRIM_TS,
+		  "ts_echo = send_ts");
+	expect_trim_ctl(1, 0);
+	expect_drops(&no_drops);
+	expect_qp_stats(&no_qp_stats);
+	get_rx(&rx);
+	ASSERT_EQ(rx.sack_pending, 0, "no SACK owed");
+	ASSERT_EQ(rx.cack, RX_CACK, "cack unchanged");
+	ASSERT_EQ(drain_events(), 0, "no events");
+
+	/* Bytes past the datagram (Ethernet padding) are cut as well. */
+	memset(pkt + len, 0xAA, 10);
+	run_xdp(pkt, len + 10, &r);
+	expect_nack_tx(&r, exp, elen);
+	expect_trim_ctl(2, 0);
+
+	/* Without DSCP (a switch that trims without marking): still TRIMMED. */
+	set_tos(pkt, 0);
+	run_xdp(pkt, len, &r);
+	expect_nack_tx(&r, exp, elen);
+	expect_trim_ctl(3, 0);
+}
+
+/*
+ * Trimmed at the last hop (DSCP 0x2D): NACK TRIMMED_LASTHOP, counted in
+ * trim_nacks and trim_nacks_lasthop. A WRITE_LAST_IMM header (immediate,
+ * no TSETH: ts_echo 0) and a 24-bit PSN past the wrap: cack and PSN go
+ * out as their low 24 bits.
+ */
+static void test_trim_nack_lasthop(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_LAST_IMM, 0x000005, 0);
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_rx_state rx;
+	struct hdrs h = rx4();
+	size_t len, elen;
+	struct run r;
+
+	setup_qp(1);
+	get_rx(&rx);
+	rx.cack = 0x00FFFFF0;		/* wire PSN 5 is 0x01000005 */
+	put_rx(&rx);
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_LASTHOP);
+	run_xdp(pkt, len, &r);
+	elen = expected_nack(exp, &h, 0x000005, 0xFFFFF0, MRC_NACK_TRIMMED_LASTHOP, 0);
+	expect_nack_tx(&r, exp, elen);
+	expect_trim_ctl(1, 1);
+	expect_drops(&no_drops);
+	expect_qp_stats(&no_qp_stats);
+
+	/* cack past 2^24: its low 24 bits. */
+	setup_qp(1);
+	get_rx(&rx);
+	rx.cack = 0x01000003;
+	put_rx(&rx);
+	run_xdp(pkt, len, &r);
+	elen = expected_nack(exp, &h, 0x000005, 0x000003, MRC_NACK_TRIMMED_LASTHOP, 0);
+	expect_nack_tx(&r, exp, elen);
+	expect_trim_ctl(1, 1);
+}
+
+/* IPv6 (second peer address): NACK with a valid, mandatory UDP checksum. */
+static void test_trim_nack_ipv6(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_FIRST, RX_CACK + 1, 0);
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct hdrs h = rx6();
+	size_t len, elen;
+	struct run r;
+	int lasthop;
+
+	for (lasthop = 0; lasthop < 2; lasthop++) {
+		int before = test_state.failed;
+
+		setup_qp(2);
+		d.flags = MRC_BTH_F_TS;
+		len = trimmed_frame(pkt, &h, &d, lasthop ? TRIM_TOS_LASTHOP : TRIM_TOS_MID);
+		if (!ASSERT_TRUE(udp_csum_ok(pkt), "input UDP checksum valid"))
+			return;
+		run_xdp(pkt, len, &r);
+		elen = expected_nack(exp, &h, RX_CACK + 1, RX_CACK,
+				     lasthop ? MRC_NACK_TRIMMED_LASTHOP : MRC_NACK_TRIMMED,
+				     TRIM_TS);
+		ASSERT_EQ(elen, ETH_LEN + IP6_LEN + NACK_UDP_LEN, "expected frame: 86 bytes");
+		expect_nack_tx(&r, exp, elen);
+		ASSERT_EQ(get16(r.out + ETH_LEN + 4), NACK_UDP_LEN, "IPv6 payload_len");
+		ASSERT_EQ(get32(r.out + ETH_LEN) & 0x0FF00000u, 0, "traffic class 0");
+		ASSERT_EQ(get32(r.out + ETH_LEN) & 0xFFFFF, h.flow, "flow label kept");
+		expect_trim_ctl(1, lasthop);
+		expect_drops(&no_drops);
+		expect_qp_stats(&no_qp_stats);
+		if (test_state.failed != before)
+			fprintf(stderr, "  (last hop %d)\n", lasthop);
+	}
+}
+
+/*
+ * The NACK lands in the requester's XDP: fed back to the program as the
+ * requester (QP REMOTE_QPN, whose peer is our address) sees it, it is
+ * consumed as a loss of that PSN with reason TRIMMED and the EV echoed.
+ */
+static void test_trim_nack_round_trip(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK + 7, 0);
+	struct mrc_qp_info req = {
+		.state = MRC_QPS_RTS, .ctx = 0, .remote_qpn = QPN, .mpr = RX_MPR,
+		.sock_port = SOCK_PORT + 1, .n_peer_addrs = 1,
+	};
+	static struct mrc_tx_state req_tx;
+	struct mrc_qp_stats got;
+	__u32 k = REMOTE_QPN - 1;
+	__u8 pkt[PKT_MAX], nack[PKT_MAX];
+	struct hdrs h = rx4();
+	size_t len, nlen;
+	struct run r;
+
+	setup_qp(1);
+	mapped4(req.peer_addrs[0], local4);
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_qps), &k, &req, BPF_ANY), 0,
+		  "install the requester's QP");
+	memset(&req_tx, 0, sizeof(req_tx));
+	req_tx.snd_una = req_tx.sack_max = req_tx.loss_mark = TX_UNA;
+	req_tx.snd_nxt = TX_NXT;
+	req_tx.state = MRC_QPS_RTS;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_tx), &k, &req_tx, BPF_ANY), 0,
+		  "requester's tx state");
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	run_xdp(pkt, len, &r);
+	if (!ASSERT_EQ(r.ret, XDP_TX, "responder: XDP_TX"))
+		return;
+	nlen = r.out_len;
+	memcpy(nack, r.out, nlen);
+	run_xdp(nack, nlen, &r);
+	expect_xdp_drop(&r);
+	expect_drops(&no_drops);
+	got = read_qp_stats(k);
+	ASSERT_EQ(got.rx_nack, 1, "requester: qp_stats.rx_nack");
+	ASSERT_EQ(got.losses, 1, "requester: qp_stats.losses");
+	if (ASSERT_EQ(drain_events(), 1, "one event")) {
+		ASSERT_EQ(evq[0].type, MRC_EVT_LOSS, "LOSS event");
+		ASSERT_EQ(evq[0].qpn, REMOTE_QPN, "of the requester's QP");
+		ASSERT_EQ(evq[0].psn, RX_CACK + 7, "the trimmed PSN");
+		ASSERT_EQ(evq[0].ev, PEER_SPORT, "EV echoed");
+		ASSERT_EQ(evq[0].reason, MRC_NACK_TRIMMED, "reason TRIMMED");
+	}
+}
+
+/*
+ * What the checks before the trim path refuse is refused for a trimmed
+ * header too, counted the same way and never answered: unknown QP, a
+ * stranger's address, a QP not ready, a PSN already placed or at/below
+ * cack (duplicate), beyond the window.
+ */
+static void test_trim_refused(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK + 2, 0);
+	struct mrc_drop_stats want = {};
+	struct mrc_qp_stats want_qp = {};
+	struct mrc_rx_state rx;
+	struct hdrs h = rx4();
+	__u8 pkt[PKT_MAX];
+	size_t len;
+	struct run r;
+
+	setup_qp(1);
+	d.dqpn = 77;
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.unknown_qp = 1;
+	expect_drops(&want);
+
+	d.dqpn = QPN;
+	h.src = stranger4;
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.bad_source = 1;
+	want_qp.rx_bad = 1;
+	expect_drops(&want);
+	expect_qp_stats(&want_qp);
+
+	h = rx4();
+	set_qp_state(MRC_QPS_INIT);
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_LASTHOP);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.qp_not_ready = 1;
+	want_qp.rx_bad = 2;
+	expect_drops(&want);
+	expect_qp_stats(&want_qp);
+	set_qp_state(MRC_QPS_RTS);
+
+	/* Already placed: a duplicate, which owes the sender a SACK. */
+	get_rx(&rx);
+	set_bit_of(rx.placed, RX_CACK + 2);
+	put_rx(&rx);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.duplicate = 1;
+	want_qp.rx_dup = 1;
+	expect_drops(&want);
+	expect_qp_stats(&want_qp);
+	get_rx(&rx);
+	ASSERT_EQ(rx.sack_pending, 1, "trimmed duplicate leaves a SACK owed");
+
+	/* At cack: a duplicate too. */
+	d.psn = RX_CACK;
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.duplicate = 2;
+	want_qp.rx_dup = 2;
+	expect_drops(&want);
+
+	/* Out of the window. */
+	d.psn = RX_CACK + RX_MPR;
+	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.out_of_window = 1;
+	want_qp.rx_oow = 1;
+	expect_drops(&want);
+	expect_qp_stats(&want_qp);
+
+	/* Headers cut short are malformed, not trimmed. */
+	{
+		__u8 m[PKT_MAX];
+		size_t mlen;
+
+		d.psn = RX_CACK + 3;
+		mlen = build_data(m, &d);
+		len = build_udp(&h, m, mlen - 4, pkt);
+		set_tos(pkt, TRIM_TOS_MID);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.malformed = 1;
+		want_qp.rx_bad = 3;
+		expect_drops(&want);
+		expect_qp_stats(&want_qp);
+	}
+	expect_trim_ctl(0, 0);
+	ASSERT_EQ(drain_events(), 0, "no events");
+}
+
+/*
+ * Not trimmed: a header with data still goes up to libmrc (even when
+ * marked with a trim DSCP: only the lengths say "trimmed"), and so does
+ * a zero-length WRITE (no data, but its RETH says length 0), plain or
+ * with an immediate.
+ */
+static void test_trim_not_trimmed(void)
+{
+	static const __u8 ops[] = { MRC_OP_WRITE_ONLY, MRC_OP_WRITE_ONLY_IMM };
+	struct hdrs h = rx4();
+	__u8 pkt[PKT_MAX];
+	size_t i, len;
+	struct run r;
+
+	setup_qp(1);
+	{
+		struct data_spec d = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK + 1, 1);
+
+		len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
+		run_xdp(pkt, len, &r);
+		expect_steered(&r, pkt, len);
+	}
+	for (i = 0; i < sizeof(ops); i++) {
+		struct data_spec d = dspec(ops[i], RX_CACK + 2 + (__u32)i, 0);
+
+		d.msg_len = 0;
+		d.flags = MRC_BTH_F_TS | MRC_BTH_F_ACK_REQ;
+		len = trimmed_frame(pkt, &h, &d, TRIM_TOS_LASTHOP);
+		run_xdp(pkt, len, &r);
+		expect_steered(&r, pkt, len);
+	}
+	ASSERT_EQ(read_qp_stats(SLOT).rx_data, 3, "qp_stats.rx_data");
+	expect_trim_ctl(0, 0);
+	expect_drops(&no_drops);
 }
 
 /* ====================================================================== */
@@ -2131,70 +1957,6 @@ static void test_ring_full(void)
 /* ====================================================================== */
 /* Tests: TC egress, the EV rotation                                      */
 /* ====================================================================== */
-
-static void add_peer(const __u8 addr[16], __u32 remote_qpn, __u32 local_qpn)
-{
-	struct mrc_peer_key k = { .remote_qpn = remote_qpn };
-
-	memcpy(k.addr, addr, 16);
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_peers), &k, &local_qpn, BPF_ANY), 0,
-		  "seed mrc_peers");
-}
-
-/* EV table entries: in the rotation (ACTIVE) or a backup. */
-#define ACT(v, p)		{ .ev = (v), .plane = (p), .state = MRC_EV_GOOD, .flags = MRC_EV_F_ACTIVE }
-#define ACT_S(v, p, st)		{ .ev = (v), .plane = (p), .state = (st), .flags = MRC_EV_F_ACTIVE }
-#define BAK(v, p, st)		{ .ev = (v), .plane = (p), .state = (st), .flags = 0 }
-
-#define PERM_MARK	0xAB	/* perm bytes past n_evs: must stay untouched */
-
-static struct mrc_qp_evs evs_buf;
-
-/*
- * The QP with the n entries of `tab` as its EV table in `format`, rotation
- * order `perm` (NULL: identity), cursor 0, reachable from TC by both peer
- * addresses, and lo known as plane 1.
- */
-static void setup_table(__u8 format, const struct mrc_ev_entry *tab, __u32 n,
-			const __u8 *perm)
-{
-	struct mrc_qp_info q;
-	__u8 a[16];
-	__u32 i;
-
-	setup_qp(2);
-	get_qp(&q);
-	q.n_evs = n;
-	q.ev_format = format;
-	put_qp(&q);
-	memset(&evs_buf, 0, sizeof(evs_buf));
-	memset(evs_buf.perm, PERM_MARK, sizeof(evs_buf.perm));
-	for (i = 0; i < n && i < MRC_MAX_EVS; i++) {
-		evs_buf.ev[i] = tab[i];
-		evs_buf.perm[i] = (__u8)(perm ? perm[i] : i);
-	}
-	put_evs(&evs_buf);
-	mapped4(a, peer4);
-	add_peer(a, REMOTE_QPN, QPN);
-	add_peer(peer6, REMOTE_QPN, QPN);
-	set_plane_of(lo_ifindex, 1);
-}
-
-/* The QP with n ACTIVE entries on plane 1: ev[i], state[i] (NULL: GOOD). */
-static void setup_tc(__u8 format, const __u32 *ev, const __u16 *state, __u32 n)
-{
-	struct mrc_ev_entry tab[MRC_MAX_EVS];
-	__u32 i;
-
-	memset(tab, 0, sizeof(tab));
-	for (i = 0; i < n && i < MRC_MAX_EVS; i++) {
-		tab[i].ev = ev[i];
-		tab[i].plane = 1;
-		tab[i].state = (__u8)(state ? state[i] : MRC_EV_GOOD);
-		tab[i].flags = MRC_EV_F_ACTIVE;
-	}
-	setup_table(format, tab, n, NULL);
-}
 
 /* Put the cursor at `next` and the rotation order back to the identity. */
 static void rewind_rotation(__u32 next)
@@ -4847,6 +4609,839 @@ static void test_xdp_demote_only_usable(void)
 }
 
 /* ====================================================================== */
+/* Tests: XDP feeds the congestion window (NSCC, include/mrc/nscc.h)      */
+/* ====================================================================== */
+
+/*
+ * The test QP's window is mrc_cc[CC_K] / mrc_cc_view[CC_K]: info.cc_slot
+ * is 1-based (CC_K + 1), and CC_K is not the QP's slot (4), so a mix-up of
+ * the two indices shows. The state starts as nscc_init() leaves it (as
+ * libmrc's new_group() does); every expected value below is worked out by
+ * hand from the formulas of nscc.h, not by calling them.
+ *
+ * The parameters make everything that depends on the clock
+ * deterministic: with a base RTT of 1 s no period ends during a test (no
+ * fulfilment by time, no eta, no quick-adapt goodput period, at most one
+ * MD), and an RTT sample of a test (microseconds to 10 ms) is below the
+ * base RTT, so its delay is 0. Tests that need a delay lower the base RTT
+ * to 1 us and keep what would then depend on the clock out of the way.
+ */
+#define CC_K		7
+#define CC_SLOT_K	(CC_K + 1)	/* mrc_qp_info.cc_slot of window CC_K */
+#define CC_MTU		4000
+#define CC_MAX_CWND	100000
+#define CC_BASE_NS	1000000000u	/* 1 s */
+#define CC_TARGET_NS	1000u
+#define CC_LOG_PSNS	300		/* set-up logs PSNs TX_UNA .. TX_UNA + 299 */
+
+static struct mrc_nscc_params cc_test_params(void)
+{
+	struct mrc_nscc_params p = {
+		.mtu = CC_MTU,
+		.base_rtt_ns = CC_BASE_NS,
+		.target_ns = CC_TARGET_NS,
+		.qa_threshold_ns = 0,		/* 4 x target = 4000 ns */
+		.adjust_period_ns = CC_BASE_NS,
+		.adjust_bytes = 1000000,	/* 250 MTU: no fulfilment by bytes */
+		.max_cwnd = CC_MAX_CWND,
+		.min_cwnd = CC_MTU,
+		.alpha_bytes = 1000,
+		.fi_bytes = 500,
+		.eta_bytes = 100,
+		.fi_scale_milli = 250,
+		.fast_delay_ns = 0,		/* target / 8 = 125 ns */
+		.gamma_milli = 800,
+		.md_jump_milli = 500,
+		.qa_gate = 3,			/* QA below 100000 >> 3 = 12500 */
+		.algo = MRC_CC_NSCC,
+	};
+	return p;
+}
+
+static struct mrc_cc_state cc_buf;
+
+static struct mrc_nscc get_cc(__u32 k)
+{
+	memset(&cc_buf, 0, sizeof(cc_buf));
+	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_cc), &k, &cc_buf), 0, "read mrc_cc");
+	return cc_buf.nscc;
+}
+
+static void put_cc(__u32 k, const struct mrc_nscc *s)
+{
+	memset(&cc_buf, 0, sizeof(cc_buf));
+	cc_buf.nscc = *s;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cc), &k, &cc_buf, BPF_ANY), 0, "write mrc_cc");
+}
+
+static struct mrc_cc_view get_view(__u32 k)
+{
+	struct mrc_cc_view v;
+
+	memset(&v, 0, sizeof(v));
+	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_cc_view), &k, &v), 0, "read mrc_cc_view");
+	return v;
+}
+
+static void put_view(__u32 k, const struct mrc_cc_view *v)
+{
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cc_view), &k, v, BPF_ANY), 0,
+		  "write mrc_cc_view");
+}
+
+static void set_waiting(__u32 k, __u32 waiting)
+{
+	struct mrc_cc_view v = get_view(k);
+
+	v.waiting = waiting;
+	put_view(k, &v);
+}
+
+static __u64 hist_sum(const struct mrc_cc_view *v)
+{
+	__u64 n = 0;
+
+	for (int b = 0; b < MRC_RTT_BUCKETS; b++)
+		n += v->rtt_hist[b];
+	return n;
+}
+
+/* Send time of every PSN setup_cc() logs. */
+static __u64 cc_t0;
+
+/*
+ * setup_qp(1), the QP's cc_slot set to `cc_slot`, and window k initialised
+ * from p as libmrc does it: nscc_init() now, and a view with algo, base
+ * RTT, target and the first window (max_cwnd, or 0xffffffff without
+ * NSCC). With `log`, PSNs TX_UNA .. TX_UNA + CC_LOG_PSNS - 1 have a send
+ * record (EV 0, plane 1) all sent at cc_t0 (now): a trigger then gives an
+ * RTT sample, and no hole is ever overtaken (nothing was sent before the
+ * trigger), so no loss gets in the way.
+ */
+static void setup_cc(const struct mrc_nscc_params *p, __u32 cc_slot, __u32 k, int log)
+{
+	struct mrc_qp_info q;
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	__u32 psn;
+
+	setup_qp(1);
+	get_qp(&q);
+	q.cc_slot = cc_slot;
+	put_qp(&q);
+	cc_t0 = mono_ns();
+	nscc_init(&s, p, cc_t0);
+	put_cc(k, &s);
+	memset(&v, 0, sizeof(v));
+	v.algo = p->algo;
+	v.base_rtt_ns = p->base_rtt_ns;
+	v.target_ns = p->target_ns;
+	v.cwnd = p->algo == MRC_CC_NSCC ? p->max_cwnd : 0xffffffffu;
+	put_view(k, &v);
+	if (!log)
+		return;
+	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
+	for (psn = TX_UNA; psn < TX_UNA + CC_LOG_PSNS; psn++) {
+		struct mrc_send_rec *rec = &log_buf.rec[psn % MRC_WINDOW_MAX];
+
+		memset(rec, 0, sizeof(*rec));
+		rec->psn = psn;
+		rec->plane = 1;
+		rec->sent_ns = cc_t0;
+	}
+	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
+}
+
+/* The SACK (cack, bitmap of cack + 1 + i) with trigger `psn` and M = m. */
+static void run_cc_sack(__u32 cack, __u16 off, __u64 bitmap, __u32 psn, __u8 m,
+			struct run *r)
+{
+	struct sack_spec s = sspec(cack, bitmap);
+
+	s.off = off;
+	s.psn = psn;
+	s.m = m;
+	run_sack(&s, r);
+	expect_xdp_drop(r);
+}
+
+/* Every published field of the view matches the state (cwnd of NSCC). */
+static void expect_view_of(const struct mrc_cc_view *v, const struct mrc_nscc *s)
+{
+	ASSERT_EQ(v->cwnd, s->p.algo == MRC_CC_NSCC ? s->cwnd : 0xffffffffu,
+		  "view.cwnd published");
+	ASSERT_EQ(v->algo, s->p.algo, "view.algo");
+	ASSERT_EQ(v->min_rtt_ns, s->min_rtt_ns, "view.min_rtt_ns");
+	ASSERT_EQ(v->avg_delay_ns, s->avg_delay_ns, "view.avg_delay_ns");
+	ASSERT_EQ(v->n_md, s->n_md, "view.n_md");
+	ASSERT_EQ(v->n_fast, s->n_fast, "view.n_fast");
+	ASSERT_EQ(v->n_qa, s->n_qa, "view.n_qa");
+	ASSERT_EQ(v->n_trims, s->n_trims, "view.n_trims");
+	ASSERT_EQ(v->n_losses, s->n_losses, "view.n_losses");
+	ASSERT_EQ(v->acked_bytes, s->acked_bytes, "view.acked_bytes");
+}
+
+/*
+ * SACKs count the PSNs they newly acknowledge, selectively (bits not set
+ * before) or cumulatively (PSNs below the new snd_una that no SACK had
+ * acked: count_unsacked(), which looks at the first 128 only).
+ */
+static void test_cc_sack_acked_bytes(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	struct run r;
+
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	/* Selective: PSNs 1001, 1003, 1005 (bits 1, 3, 5 of cack 999 + 1). */
+	run_cc_sack(RX_CACK, 0, 1ULL << 1 | 1ULL << 3 | 1ULL << 5, 1005, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	/* 3 PSNs x 4000 = 12000 bytes. */
+	ASSERT_EQ(s.acked_bytes, 12000, "nscc.acked_bytes: 3 x 4000");
+	ASSERT_EQ(v.acked_bytes, 12000, "view.acked_bytes: 3 x 4000");
+	/*
+	 * RTT (< 1 s) below the base RTT: delay 0 < target, no ECN:
+	 * proportional increase, inc = alpha x bytes / target x (target -
+	 * delay) = 1000 x 12000 / 1000 x 1000 = 12,000,000. Paid out only
+	 * every 1,000,000 bytes or 1 s: cwnd stays 100000. delay 0 < fast
+	 * delay (125): fast_bytes 0 + 12000 (below cwnd: no fast increase).
+	 */
+	ASSERT_EQ(s.inc, 12000000, "nscc.inc: 1000 x 12000 / 1000 x 1000");
+	ASSERT_EQ(s.adjust_acked, 12000, "nscc.adjust_acked");
+	ASSERT_EQ(s.fast_bytes, 12000, "nscc.fast_bytes");
+	ASSERT_EQ(s.n_fulfil + s.n_fast + s.n_md + s.n_qa + s.n_trims + s.n_losses, 0,
+		  "no fulfilment, fast increase, MD, QA, trim, loss");
+	ASSERT_EQ(s.cwnd, 100000, "nscc.cwnd: 100000 unchanged");
+	ASSERT_EQ(v.cwnd, 100000, "view.cwnd == nscc.cwnd");
+	ASSERT_EQ(v.base_rtt_ns, CC_BASE_NS, "view.base_rtt_ns: the profile's");
+	ASSERT_EQ(v.target_ns, CC_TARGET_NS, "view.target_ns: the profile's");
+	expect_view_of(&v, &s);
+	ASSERT_EQ(hist_sum(&v), 1, "one RTT sample");
+
+	/*
+	 * The same SACK again: its bits were set already, nothing new (its
+	 * trigger still gives an RTT sample, delay 0: no bytes, no change).
+	 */
+	run_cc_sack(RX_CACK, 0, 1ULL << 1 | 1ULL << 3 | 1ULL << 5, 1005, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.acked_bytes, 12000, "repeated SACK: nscc.acked_bytes unchanged");
+	ASSERT_EQ(v.acked_bytes, 12000, "repeated SACK: view.acked_bytes unchanged");
+	ASSERT_EQ(s.inc, 12000000, "repeated SACK: nscc.inc unchanged (0 bytes)");
+	ASSERT_EQ(s.adjust_acked, 12000, "repeated SACK: nscc.adjust_acked unchanged");
+	ASSERT_EQ(s.cwnd, 100000, "repeated SACK: cwnd unchanged");
+
+	/*
+	 * cack 1009 (snd_una 1000 -> 1010) and bit 2 (PSN 1012): of
+	 * 1000..1009, 1001, 1003 and 1005 were counted by the first SACK, so
+	 * 10 - 3 = 7, plus 1012: 8 PSNs, 32000 bytes; 12000 + 32000 = 44000.
+	 * inc 12,000,000 + 1000 x 32000 / 1000 x 1000 = 44,000,000.
+	 */
+	run_cc_sack(1009, 0, 1ULL << 2, 1012, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.acked_bytes, 44000, "cack 1009: 12000 + (7 + 1) x 4000");
+	ASSERT_EQ(v.acked_bytes, 44000, "cack 1009: view.acked_bytes");
+	ASSERT_EQ(s.inc, 44000000, "cack 1009: nscc.inc");
+	ASSERT_EQ(s.cwnd, 100000, "cack 1009: cwnd unchanged");
+	expect_view_of(&v, &s);
+	get_tx(&tx);
+	ASSERT_EQ(tx.snd_una, 1010, "snd_una 1010");
+
+	/*
+	 * A cumulative jump of 200 PSNs (snd_una 1000 -> 1200, snd_nxt
+	 * 1300). Before it, SACKs acked 1100..1109 (inside the first 128 of
+	 * the jump) and 1150..1159 (beyond): 20 PSNs, 80000 bytes.
+	 * count_unsacked() looks at 1000..1127 only: 128 - 10 = 118 PSNs;
+	 * 1128..1199 (62 of them never SACKed) count as acked before, by
+	 * design (a jump that long is a resend filling a hole below PSNs
+	 * SACKed long ago). 80000 + 118 x 4000 = 552000, not the 180 x 4000
+	 * a full count would add. The 128 looked at span three ring words
+	 * (1000 is bit 40 of word 15: 24 + 64 + 40).
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	get_tx(&tx);
+	tx.snd_nxt = 1300;
+	put_tx(&tx);
+	run_cc_sack(RX_CACK, 100, 0x3FFULL, 1109, MRC_M_NONE, &r);	/* 1100..1109 */
+	run_cc_sack(RX_CACK, 150, 0x3FFULL, 1159, MRC_M_NONE, &r);	/* 1150..1159 */
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.acked_bytes, 80000, "two SACKs of 10 PSNs: 20 x 4000");
+	run_cc_sack(1199, 0, 0, 1199, MRC_M_NONE, &r);
+	get_tx(&tx);
+	ASSERT_EQ(tx.snd_una, 1200, "snd_una 1200");
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.acked_bytes, 552000, "jump of 200: 80000 + (128 - 10) x 4000");
+	ASSERT_EQ(v.acked_bytes, 552000, "jump of 200: view.acked_bytes");
+	/* fast_bytes 80000 < cwnd before the jump: + 472000, no fast increase yet. */
+	ASSERT_EQ(s.cwnd, 100000, "jump of 200: cwnd unchanged");
+	ASSERT_EQ(s.n_fast, 0, "jump of 200: no fast increase yet");
+	expect_view_of(&v, &s);
+	drain_events();
+}
+
+/*
+ * The trigger's RTT (ktime at the SACK - its send record's sent_ns) is one
+ * sample: min_rtt_ns, the view's histogram, the QP's srtt. A resent
+ * trigger (MRC_BTH_F_RETX) gives none (Karn). The sample's value depends
+ * on the clock: only ranges are checked.
+ */
+static void test_cc_rtt_sample(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	__u64 sent, t1;
+	struct run r;
+
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	sent = mono_ns() - 1000000;			/* 1 ms ago */
+	put_rec(1005, 0, 1, 0, sent);
+	run_cc_sack(RX_CACK, 0, 1ULL << 5, 1005, MRC_M_NONE, &r);
+	t1 = mono_ns();
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_TRUE(s.min_rtt_ns > 0, "nscc.min_rtt_ns > 0");
+	ASSERT_TRUE(s.min_rtt_ns >= 1000000 && s.min_rtt_ns <= t1 - sent,
+		    "nscc.min_rtt_ns = SACK time - sent_ns (>= 1 ms)");
+	ASSERT_EQ(v.min_rtt_ns, s.min_rtt_ns, "view.min_rtt_ns");
+	ASSERT_EQ(hist_sum(&v), 1, "one RTT sample in the histogram");
+	ASSERT_EQ(v.rtt_hist[mrc_rtt_bucket(s.min_rtt_ns)], 1, "in the sample's bucket");
+	/* 1 ms < base RTT 1 s: delay 0, the average stays 0. */
+	ASSERT_EQ(s.avg_delay_ns, 0, "nscc.avg_delay_ns: delay 0");
+	get_tx(&tx);
+	ASSERT_EQ(tx.srtt_ns, s.min_rtt_ns, "the QP's srtt took the same sample");
+	ASSERT_EQ(s.acked_bytes, 4000, "one PSN acked");
+
+	/* A resend's SACK (sent 0.5 ms ago: a sample would lower min_rtt). */
+	put_rec(1006, 0, 1, MRC_BTH_F_RETX, mono_ns() - 500000);
+	run_cc_sack(RX_CACK, 0, 1ULL << 6, 1006, MRC_M_NONE, &r);
+	{
+		struct mrc_nscc s2 = get_cc(CC_K);
+
+		v = get_view(CC_K);
+		ASSERT_EQ(hist_sum(&v), 1, "resent trigger: no RTT sample (Karn)");
+		ASSERT_EQ(s2.min_rtt_ns, s.min_rtt_ns, "resent trigger: min_rtt_ns unchanged");
+		ASSERT_EQ(s2.acked_bytes, 8000, "resent trigger: its PSN still counts");
+	}
+
+	/*
+	 * Base RTT and target 0 in the parameters: they follow the measured
+	 * RTT, base = min_rtt_ns, target = 3/4 of it (view publishes both);
+	 * before any sample the assumed 100 us.
+	 */
+	p.base_rtt_ns = 0;
+	p.target_ns = 0;
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	put_rec(1005, 0, 1, 0, mono_ns() - 1000000);
+	run_cc_sack(RX_CACK, 0, 1ULL << 5, 1005, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_TRUE(s.min_rtt_ns >= 1000000, "measured RTT >= 1 ms");
+	ASSERT_EQ(v.base_rtt_ns, s.min_rtt_ns, "view.base_rtt_ns = measured min RTT");
+	ASSERT_EQ(v.target_ns, (__u64)s.min_rtt_ns * 3 / 4, "view.target_ns = 3/4 of it");
+	ASSERT_EQ(s.avg_delay_ns, 0, "the first sample is the base: delay 0");
+}
+
+/*
+ * ECN echo (M = SKIP_ONCE) with a delay above target: multiplicative
+ * decrease. Base RTT and target 1 us, the average delay 1 ms before the
+ * SACK and a trigger sent 10 ms ago: the factor floors at md_jump.
+ */
+static void test_cc_ecn_decrease(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	__u64 t0, t1, rtt;
+	struct run r;
+
+	p.base_rtt_ns = 1000;
+	p.target_ns = 1000;
+	/*
+	 * Quick adapt off: with a 1 us base RTT the goodput period has ended
+	 * by the time the SACK comes (qa_last_bytes becomes 0, whatever it
+	 * was) and delay (10 ms) > 4 x target checks QA, which would cut the
+	 * window to min_cwnd. adjust_period_ns stays 1 s: no fulfilment.
+	 */
+	p.flags = MRC_CC_F_DISABLE_QA;
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;			/* 1 ms > target */
+	put_cc(CC_K, &s);
+	put_rec(1005, 0, 1, 0, mono_ns() - 10000000);	/* 10 ms ago */
+	t0 = mono_ns();
+	run_cc_sack(RX_CACK, 0, 1ULL << 5, 1005, MRC_M_SKIP_ONCE, &r);
+	t1 = mono_ns();
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	rtt = s.min_rtt_ns;
+	ASSERT_TRUE(rtt >= 10000000, "RTT sample >= 10 ms");
+	/*
+	 * delay = rtt - base >= 10,000,000 - 1000 = 9,999,000 >= target, and
+	 * ECN: DECREASE. avg first takes the sample (gain 1/8):
+	 * avg = 1,000,000 - 1,000,000 / 8 + delay / 8 = 875,000 + delay / 8
+	 * >= 875,000 + 1,249,875 = 2,124,875.
+	 */
+	ASSERT_EQ(s.avg_delay_ns, 875000 + (rtt - 1000) / 8, "avg = 7/8 x 1 ms + delay / 8");
+	/*
+	 * cut = gamma x (avg - target) / avg = 800 x (avg - 1000) / avg,
+	 * >= 800 x 2,123,875 / 2,124,875 = 799.6: 799 (and < 800), factor
+	 * 1000 - 799 = 201 < md_jump 500: the floor, 500. cwnd = 100000 x
+	 * 500 / 1000 = 50000.
+	 */
+	ASSERT_EQ(s.n_md, 1, "n_md: one multiplicative decrease");
+	ASSERT_EQ(s.cwnd, 50000, "cwnd 100000 x 0.5 (md_jump floor) = 50000");
+	ASSERT_EQ(v.cwnd, 50000, "view.cwnd 50000");
+	ASSERT_EQ(v.n_md, 1, "view.n_md");
+	ASSERT_TRUE(s.last_md_ns >= t0 && s.last_md_ns <= t1, "last_md_ns = the SACK's time");
+	ASSERT_EQ(s.inc, 0, "no increase collected in the decrease quadrant");
+	ASSERT_EQ(s.n_qa + s.n_fulfil, 0, "no QA, no fulfilment");
+	ASSERT_EQ(s.acked_bytes, 4000, "the acked PSN still counts");
+	expect_view_of(&v, &s);
+
+	/*
+	 * The same without ECN: delay >= target, no ECN: fair increase,
+	 * inc = fi x bytes = 500 x 4000 = 2,000,000; no cut.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;
+	put_cc(CC_K, &s);
+	put_rec(1005, 0, 1, 0, mono_ns() - 10000000);
+	run_cc_sack(RX_CACK, 0, 1ULL << 5, 1005, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.n_md, 0, "no ECN: no decrease");
+	ASSERT_EQ(s.cwnd, 100000, "no ECN: cwnd 100000");
+	ASSERT_EQ(s.inc, 2000000, "no ECN: fair increase 500 x 4000");
+}
+
+/* NACKs of trimmed packets shrink the window; other NACKs leave it. */
+static void test_cc_nack_trims(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_nscc s, before;
+	struct mrc_cc_view v;
+	struct run r;
+
+	/*
+	 * Quick adapt cannot act in these cases unless told: qa_last_bytes is
+	 * MRC_NSCC_QA_UNKNOWN (nscc_init) and, with the 1 s base RTT, no
+	 * goodput period ends to replace it.
+	 */
+	/* Mid-path trim, average delay 1 ms > target: one MTU, no MD. */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.qa_last_bytes, MRC_NSCC_QA_UNKNOWN, "QA has no goodput to compare");
+	s.avg_delay_ns = 1000000;
+	put_cc(CC_K, &s);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	expect_xdp_drop(&r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.cwnd, 96000, "mid-path trim: cwnd 100000 - 4000 (one MTU) = 96000");
+	ASSERT_EQ(s.n_trims, 1, "mid-path trim: n_trims");
+	ASSERT_EQ(s.n_md, 0, "mid-path trim: no MD");
+	ASSERT_EQ(s.n_qa, 0, "mid-path trim: no QA");
+	ASSERT_EQ(v.cwnd, 96000, "mid-path trim: view.cwnd");
+	ASSERT_EQ(v.n_trims, 1, "mid-path trim: view.n_trims");
+	ASSERT_EQ(s.acked_bytes, 0, "mid-path trim: nothing acked");
+	expect_view_of(&v, &s);
+
+	/*
+	 * Last-hop trim, avg 1 ms > target 1 us: cwnd 100000 - 4000 = 96000,
+	 * then MD: cut = 800 x (1,000,000 - 1000) / 1,000,000 = 799 (799.2),
+	 * factor 1000 - 799 = 201 < 500: floor 500; 96000 x 500 / 1000 = 48000.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;
+	put_cc(CC_K, &s);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	expect_xdp_drop(&r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.cwnd, 48000, "last-hop trim: (100000 - 4000) x 0.5 = 48000");
+	ASSERT_EQ(s.n_trims, 1, "last-hop trim: n_trims");
+	ASSERT_EQ(s.n_md, 1, "last-hop trim: n_md");
+	ASSERT_EQ(s.n_qa, 0, "last-hop trim: no QA");
+	ASSERT_EQ(v.cwnd, 48000, "last-hop trim: view.cwnd");
+	ASSERT_EQ(v.n_md, 1, "last-hop trim: view.n_md");
+	expect_view_of(&v, &s);
+
+	/*
+	 * Last-hop trim with avg 500 ns <= target: the trim says the queue
+	 * passed the trim threshold, so the cut takes the delay as 2 x target
+	 * (2000 ns): cut = 800 * (2000 - 1000) / 2000 = 400, factor 600:
+	 * (100000 - 4000) * 600 / 1000 = 57600.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 500;
+	put_cc(CC_K, &s);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.cwnd, 57600, "last-hop trim, avg <= target: cut as at 2 x target");
+	ASSERT_EQ(s.n_md, 1, "last-hop trim, avg <= target: one MD");
+
+	/*
+	 * Quick adapt acts first when the last base RTT delivered little:
+	 * qa_last_bytes 8000 < cwnd 96000 and < max_cwnd >> 3 = 12500: the
+	 * window drops to 8000 and the last-hop MD is skipped.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;
+	s.qa_last_bytes = 8000;
+	put_cc(CC_K, &s);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.cwnd, 8000, "QA: cwnd = the last period's goodput, 8000");
+	ASSERT_EQ(s.n_qa, 1, "QA: n_qa");
+	ASSERT_EQ(s.n_md, 0, "QA acted: no MD");
+
+	/*
+	 * A trim NACK whose cack acks 1000..1004 (5 PSNs, 20000 bytes, no RTT
+	 * sample: delay = avg 0, proportional, inc = 1000 x 20000 / 1000 x
+	 * 1000 = 20,000,000), then the trim: 100000 - 4000.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	run_nack(1010, 1004, MRC_NACK_TRIMMED, &r);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.acked_bytes, 20000, "NACK cack 1004: 5 x 4000 acked");
+	ASSERT_EQ(s.inc, 20000000, "NACK cack 1004: inc");
+	ASSERT_EQ(s.cwnd, 96000, "NACK cack 1004: trimmed 100000 - 4000");
+	v = get_view(CC_K);
+	ASSERT_EQ(hist_sum(&v), 0, "a NACK gives no RTT sample");
+
+	/* Other reasons: the window is left alone. */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;
+	put_cc(CC_K, &s);
+	before = get_cc(CC_K);
+	run_nack(1010, RX_CACK, MRC_NACK_NO_RESOURCE, &r);
+	expect_xdp_drop(&r);
+	run_nack(1011, RX_CACK, MRC_NACK_NO_BITMAP, &r);
+	expect_xdp_drop(&r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_MEM_EQ(&s, &before, sizeof(s), "NO_RESOURCE / NO_BITMAP: window state unchanged");
+	ASSERT_EQ(v.cwnd, 100000, "NO_RESOURCE: view.cwnd 100000");
+	ASSERT_EQ(v.n_trims + v.n_md, 0, "NO_RESOURCE: no trim, no MD");
+	ASSERT_EQ(drain_events(), 2, "the NACKs still report their losses");
+}
+
+/* Losses reported by a SACK reach the window (nscc_on_loss). */
+static void test_cc_sack_losses(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	struct run r;
+
+	/*
+	 * test_sack_gaps_losses_once: cack 1009, PSNs 1012..1020 acked, no
+	 * send records: holes 1010 and 1011 lost, K = 2. Acked: 1000..1009
+	 * (10, none SACKed before) + 9 = 19 PSNs = 76000 bytes. The trigger
+	 * (1010) has no record: no RTT sample.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 0);
+	run_cc_sack(1009, 0, 0x7FCULL, 1010, MRC_M_NONE, &r);
+	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, UNLOGGED_EV, 0);
+	expect_event(1, MRC_EVT_LOSS, 0, 1011, UNLOGGED_EV, 0);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.n_losses, 2, "nscc.n_losses == the 2 losses reported");
+	ASSERT_EQ(v.n_losses, 2, "view.n_losses");
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 2, "qp_stats.losses agrees");
+	ASSERT_EQ(s.acked_bytes, 76000, "19 PSNs x 4000");
+	ASSERT_EQ(hist_sum(&v), 0, "no RTT sample (trigger unlogged)");
+	/* QA cannot act (goodput unknown): cwnd 100000. */
+	ASSERT_EQ(s.n_qa, 0, "no QA");
+	ASSERT_EQ(s.cwnd, 100000, "cwnd 100000");
+	expect_view_of(&v, &s);
+	/* The same SACK again: the holes were reported once, no new loss. */
+	run_cc_sack(1009, 0, 0x7FCULL, 1010, MRC_M_NONE, &r);
+	ASSERT_EQ(get_cc(CC_K).n_losses, 2, "repeated SACK: n_losses still 2");
+
+	/*
+	 * With a known goodput of 8000 (< cwnd, < 100000 >> 3 = 12500), the
+	 * loss lets quick adapt cut the window to 8000 (inc reset).
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 0);
+	s = get_cc(CC_K);
+	s.qa_last_bytes = 8000;
+	put_cc(CC_K, &s);
+	run_cc_sack(1009, 0, 0x7FCULL, 1010, MRC_M_NONE, &r);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.n_losses, 2, "QA: n_losses");
+	ASSERT_EQ(s.n_qa, 1, "QA: n_qa");
+	ASSERT_EQ(s.cwnd, 8000, "QA: cwnd 8000");
+	ASSERT_EQ(s.inc, 0, "QA: inc reset");
+	ASSERT_EQ(get_view(CC_K).cwnd, 8000, "QA: view.cwnd");
+	drain_events();
+}
+
+/* Algorithm none: no window, the same measurements. */
+static void test_cc_algo_none(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct mrc_nscc s;
+	struct run r;
+
+	p.algo = MRC_CC_NONE;
+	p.base_rtt_ns = 1000;
+	p.target_ns = 1000;
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	s.avg_delay_ns = 1000000;
+	put_cc(CC_K, &s);
+	/* ECN with a delay of ~10 ms: NSCC would cut (test_cc_ecn_decrease). */
+	put_rec(1005, 0, 1, 0, mono_ns() - 10000000);
+	run_cc_sack(RX_CACK, 0, 1ULL << 1 | 1ULL << 3 | 1ULL << 5, 1005, MRC_M_SKIP_ONCE, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(v.cwnd, 0xffffffffu, "algo none: view.cwnd 0xffffffff");
+	ASSERT_EQ(v.algo, MRC_CC_NONE, "algo none: view.algo");
+	ASSERT_EQ(s.acked_bytes, 12000, "algo none: acked_bytes 3 x 4000");
+	ASSERT_EQ(v.acked_bytes, 12000, "algo none: view.acked_bytes");
+	ASSERT_EQ(hist_sum(&v), 1, "algo none: RTT histogram counts");
+	ASSERT_TRUE(s.min_rtt_ns >= 10000000, "algo none: min_rtt_ns >= 10 ms");
+	ASSERT_EQ(s.avg_delay_ns, 875000 + ((__u64)s.min_rtt_ns - 1000) / 8,
+		  "algo none: the average delay is kept");
+	ASSERT_EQ(s.n_md, 0, "algo none: no MD despite ECN");
+	ASSERT_EQ(s.cwnd, 100000, "algo none: nscc.cwnd untouched");
+	expect_view_of(&v, &s);
+
+	/* A last-hop trim and losses are counted, nothing else. */
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_EQ(s.n_trims, 1, "algo none: n_trims");
+	ASSERT_EQ(s.n_md, 0, "algo none: no MD on a last-hop trim");
+	ASSERT_EQ(s.cwnd, 100000, "algo none: cwnd untouched by the trim");
+	ASSERT_EQ(v.cwnd, 0xffffffffu, "algo none: view.cwnd still 0xffffffff");
+	ASSERT_EQ(v.n_trims, 1, "algo none: view.n_trims");
+	drain_events();
+}
+
+/*
+ * libmrc sleeps on a full window with view.waiting = 1: the first SACK
+ * that acks something clears it and writes MRC_EVT_WINDOW to the QP's
+ * context's ring (context 2 here, not 0), counted in cc_wakeups.
+ */
+static void test_cc_wakeup(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_ctl_stats want_ctl = {};
+	struct mrc_drop_stats want_drops = {};
+	struct mrc_qp_info q;
+	__u32 zero = 0, two = 2;
+	struct run r;
+
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	get_qp(&q);
+	q.ctx = 2;
+	put_qp(&q);
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_events), &two, &ring_fd, BPF_ANY), 0,
+		  "ring at context 2");
+	ASSERT_EQ(bpf_map_delete_elem(MFD(mrc_events), &zero), 0, "no ring at context 0");
+	set_waiting(CC_K, 1);
+	run_cc_sack(RX_CACK, 0, 1ULL << 1, 1001, MRC_M_NONE, &r);
+	ASSERT_EQ(get_view(CC_K).waiting, 0, "waiting cleared");
+	ASSERT_EQ(drain_events(), 1, "one event");
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0, 0);
+	want_ctl.cc_wakeups = 1;
+	expect_ctl(&want_ctl);
+	expect_drops(&no_drops);
+
+	/* Nobody waiting: no event. */
+	run_cc_sack(RX_CACK, 0, 1ULL << 3, 1003, MRC_M_NONE, &r);
+	ASSERT_EQ(get_cc(CC_K).acked_bytes, 8000, "the SACK acked");
+	ASSERT_EQ(drain_events(), 0, "not waiting: no WINDOW event");
+	expect_ctl(&want_ctl);
+
+	/* Waiting, and a SACK that acks nothing new: no wake. */
+	set_waiting(CC_K, 1);
+	run_cc_sack(RX_CACK, 0, 1ULL << 3, 1003, MRC_M_NONE, &r);
+	ASSERT_EQ(get_cc(CC_K).acked_bytes, 8000, "duplicate SACK acked nothing");
+	ASSERT_EQ(get_view(CC_K).waiting, 1, "duplicate SACK: still waiting");
+	ASSERT_EQ(drain_events(), 0, "duplicate SACK: no event");
+	expect_ctl(&want_ctl);
+
+	/* A trim frees room too: WINDOW first, then the NACK's loss. */
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(get_view(CC_K).waiting, 0, "trim: waiting cleared");
+	ASSERT_EQ(drain_events(), 2, "trim: WINDOW and LOSS");
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0, 0);
+	expect_event(1, MRC_EVT_LOSS, 0, 1010, ACK_EV, MRC_NACK_TRIMMED);
+	want_ctl.cc_wakeups = 2;
+	expect_ctl(&want_ctl);
+
+	/* No ring at the context: waiting still cleared, the event counted lost. */
+	ASSERT_EQ(bpf_map_delete_elem(MFD(mrc_events), &two), 0, "remove ring 2");
+	set_waiting(CC_K, 1);
+	run_cc_sack(RX_CACK, 0, 1ULL << 5, 1005, MRC_M_NONE, &r);
+	ASSERT_EQ(get_view(CC_K).waiting, 0, "no ring: waiting cleared");
+	want_ctl.cc_wakeups = 3;
+	expect_ctl(&want_ctl);
+	want_drops.ring_full = 1;
+	expect_drops(&want_drops);
+}
+
+/* Copies of every window, to check that a run left them all alone. */
+static struct mrc_cc_state cc_snap[MRC_MAX_CC];
+static struct mrc_cc_view view_snap[MRC_MAX_CC];
+
+static void snap_cc(void)
+{
+	for (__u32 k = 0; k < MRC_MAX_CC; k++) {
+		memset(&cc_snap[k], 0, sizeof(cc_snap[k]));
+		ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_cc), &k, &cc_snap[k]), 0, "read mrc_cc");
+		memset(&view_snap[k], 0, sizeof(view_snap[k]));
+		ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_cc_view), &k, &view_snap[k]), 0,
+			  "read mrc_cc_view");
+	}
+}
+
+static void expect_cc_unchanged(const char *what)
+{
+	__u32 key;
+	int bad = 0;
+
+	for (__u32 k = 0; k < MRC_MAX_CC; k++) {
+		struct mrc_nscc s = get_cc(k);
+		struct mrc_cc_view v = get_view(k);
+
+		if (memcmp(&s, &cc_snap[k].nscc, sizeof(s)) ||
+		    memcmp(&v, &view_snap[k], sizeof(v))) {
+			fprintf(stderr, "  window %u changed\n", k);
+			bad++;
+		}
+	}
+	ASSERT_EQ(bad, 0, what);
+	ASSERT_TRUE(bpf_map_get_next_key(MFD(mrc_cc_owner), NULL, &key) != 0,
+		    "mrc_cc_owner still empty");
+}
+
+/*
+ * SACKs and NACKs that touch a window when the QP has one: selective acks
+ * with an ECN echo and an RTT sample, trims mid-path and at the last hop,
+ * a cumulative ack with two losses (1010 and 1011, their records made
+ * foreign so nothing says they might still arrive).
+ */
+static void run_cc_traffic(const char *what)
+{
+	struct run r;
+
+	run_cc_sack(RX_CACK, 0, 1ULL << 1 | 1ULL << 3, 1003, MRC_M_SKIP_ONCE, &r);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	expect_xdp_drop(&r);
+	run_nack(1011, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	expect_xdp_drop(&r);
+	put_rec_as(1010, 1010 + MRC_WINDOW_MAX, 0, 1, 0, cc_t0);
+	put_rec_as(1011, 1011 + MRC_WINDOW_MAX, 0, 1, 0, cc_t0);
+	run_cc_sack(1009, 0, 0x7FCULL, 1020, MRC_M_NONE, &r);
+	get_tx(&tx);
+	ASSERT_EQ(tx.snd_una, 1010, what);
+	/* 2 NACKs + holes 1010 and 1011. */
+	ASSERT_EQ(read_qp_stats(SLOT).losses, 4, "losses reported");
+	drain_events();
+}
+
+/* cc_slot 0: the QP has no window; nothing in any window map changes. */
+static void test_cc_slot_none(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+
+	/* Window CC_K initialised and waiting, but not the QP's. */
+	setup_cc(&p, 0, CC_K, 1);
+	set_waiting(CC_K, 1);
+	snap_cc();
+	run_cc_traffic("cc_slot 0: SACKs still processed");
+	expect_cc_unchanged("cc_slot 0: no window changed");
+	ASSERT_EQ(get_view(CC_K).waiting, 1, "cc_slot 0: nobody woken");
+	ASSERT_EQ(read_ctl().cc_wakeups, 0, "cc_slot 0: ctl_stats.cc_wakeups");
+}
+
+/*
+ * cc_slot past MRC_MAX_CC (a bad value in mrc_qps): nothing written, the
+ * SACKs still processed. MRC_MAX_CC itself is the last window.
+ */
+static void test_cc_slot_out_of_range(void)
+{
+	static const __u32 bad[] = { MRC_MAX_CC + 1, MRC_MAX_CC + 5, 0xffff, 0xffffffffu };
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_nscc s;
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int before = test_state.failed;
+
+		setup_cc(&p, bad[i], MRC_MAX_CC - 1, 1);
+		snap_cc();
+		run_cc_traffic("bad cc_slot: SACKs still processed");
+		expect_cc_unchanged("bad cc_slot: no window changed");
+		if (test_state.failed != before)
+			fprintf(stderr, "  (cc_slot %u)\n", bad[i]);
+	}
+
+	/* cc_slot MRC_MAX_CC: window MRC_MAX_CC - 1, the last one. */
+	setup_cc(&p, MRC_MAX_CC, MRC_MAX_CC - 1, 1);
+	run_cc_sack(RX_CACK, 0, 1ULL << 1, 1001, MRC_M_NONE, &r);
+	s = get_cc(MRC_MAX_CC - 1);
+	ASSERT_EQ(s.acked_bytes, 4000, "cc_slot MRC_MAX_CC: the last window counts");
+	ASSERT_EQ(get_view(MRC_MAX_CC - 1).acked_bytes, 4000, "and its view");
+}
+
+/*
+ * SUSPECTED BUG: cc_update() packs cc_slot and the context into
+ * mrc_cc_update()'s first argument with 16 bits each (cc_slot << 48 |
+ * (ctx & 0xffff) << 32), so out-of-range values alias valid ones:
+ * - cc_slot 0x10000 + n becomes n: the QP updates (and wakes) window
+ *   n - 1, another destination's, instead of being refused like any slot
+ *   past MRC_MAX_CC;
+ * - ctx 0x10000 + c becomes c: the WINDOW event goes to context c's ring
+ *   (another process), where emit_event() with the same ctx finds no ring
+ *   and counts the event lost.
+ * cc_update() should refuse cc_slot > MRC_MAX_CC, and pass a context past
+ * MRC_MAX_CTX as one that has no ring, before packing.
+ */
+static void test_cc_update_packing(void)
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_drop_stats want_drops = { .ring_full = 1 };
+	struct mrc_qp_info q;
+	struct run r;
+
+	setup_cc(&p, 0x10000 + CC_SLOT_K, CC_K, 1);
+	set_waiting(CC_K, 1);
+	snap_cc();
+	run_cc_traffic("cc_slot 0x10000 + n: SACKs still processed");
+	expect_cc_unchanged("cc_slot 0x10000 + n: window n - 1 not touched");
+	ASSERT_EQ(get_view(CC_K).waiting, 1, "cc_slot 0x10000 + n: window n - 1 not woken");
+	ASSERT_EQ(read_ctl().cc_wakeups, 0, "cc_slot 0x10000 + n: no wake-up");
+
+	/* Context 0x10000: no ring; context 0's ring must not get the event. */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	get_qp(&q);
+	q.ctx = 0x10000;
+	put_qp(&q);
+	set_waiting(CC_K, 1);
+	run_cc_sack(RX_CACK, 0, 1ULL << 1, 1001, MRC_M_NONE, &r);
+	ASSERT_EQ(get_cc(CC_K).acked_bytes, 4000, "ctx 0x10000: the window counts");
+	ASSERT_EQ(drain_events(), 0, "ctx 0x10000: nothing in context 0's ring");
+	expect_drops(&want_drops);
+}
+
+/* ====================================================================== */
 /* Tests: endpoint control (EV probes, port status)                       */
 /* ====================================================================== */
 
@@ -5362,34 +5957,6 @@ static void test_perf_sack(void)
 
 /* ====================================================================== */
 
-static void remove_pin_dir(void)
-{
-	pin_dir_remove(pin_dir, sizeof(pin_dir));
-}
-
-static void cleanup(void)
-{
-	free_ring();
-	free_ev_ring();
-	if (skel) {
-		struct bpf_map *map;
-
-		bpf_object__for_each_map(map, skel->obj)
-			if (bpf_map__is_pinned(map))
-				bpf_map__unpin(map, NULL);
-		mrc__destroy(skel);
-		skel = NULL;
-	}
-	remove_pin_dir();
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /*
  * A private network namespace: lo up (plane 1), and the veth mrcp2 as
  * plane 2 with addresses, routes and permanent neighbours (what a
@@ -5434,50 +6001,16 @@ static void netns_init(void)
 	}
 }
 
-static int setup(void)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
-	int err;
-
-	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0) {
-		fprintf(stderr, "libbpf_num_possible_cpus: %d\n", ncpus);
-		return -1;
-	}
-	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/mrc-unit-%d", (int)getpid());
-	if (mkdir(pin_dir, 0700)) {
-		fprintf(stderr, "mkdir %s: %s (bpffs mounted? root?)\n", pin_dir,
-			strerror(errno));
-		pin_dir[0] = 0;
-		return -1;
-	}
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	skel = mrc__open_opts(&oo);
-	if (!skel) {
-		fprintf(stderr, "opening mrc: %s\n", strerror(errno));
-		return -1;
-	}
-	err = mrc__load(skel);
-	if (err) {
-		fprintf(stderr, "loading mrc: %s (run as root)\n", strerror(-err));
-		return -1;
-	}
-	return 0;
-}
-
 int main(void)
 {
 	/* Before loading, so everything the tests create lives in the namespace. */
 	netns_init();
 	if (netns_err[0])
 		fprintf(stderr, "plane 2 unavailable, plane tests skip: %s\n", netns_err);
-	if (setup()) {
+	if (fixture_setup("mrc-unit")) {
 		/* Without the program every test is a failure, not a skip. */
 		printf("[mrc.load] FAIL\n");
-		cleanup();
+		fixture_cleanup();
 		return 1;
 	}
 	/* XDP: DATA */
@@ -5501,6 +6034,12 @@ int main(void)
 	RUN_TEST("mrc.non_mrc_untouched", test_non_mrc_untouched);
 	RUN_TEST("mrc.cfg_udp_port", test_cfg_udp_port);
 	RUN_TEST("mrc.probe_steered", test_probe_steered);
+	RUN_TEST("mrc.trim_nack_ipv4", test_trim_nack_ipv4);
+	RUN_TEST("mrc.trim_nack_lasthop", test_trim_nack_lasthop);
+	RUN_TEST("mrc.trim_nack_ipv6", test_trim_nack_ipv6);
+	RUN_TEST("mrc.trim_nack_round_trip", test_trim_nack_round_trip);
+	RUN_TEST("mrc.trim_refused", test_trim_refused);
+	RUN_TEST("mrc.trim_not_trimmed", test_trim_not_trimmed);
 	/* XDP: SACK and NACK */
 	RUN_TEST("mrc.sack_cumulative_completions", test_sack_cumulative_completions);
 	RUN_TEST("mrc.sack_gaps_losses_once", test_sack_gaps_losses_once);
@@ -5560,6 +6099,17 @@ int main(void)
 	RUN_TEST("mrc.xdp_nack_no_demote", test_xdp_nack_no_demote);
 	RUN_TEST("mrc.xdp_demote_only_usable", test_xdp_demote_only_usable);
 	RUN_TEST("mrc.xdp_ev_events_ring_full", test_xdp_ev_events_ring_full);
+	/* XDP: the congestion window */
+	RUN_TEST("mrc.cc_sack_acked_bytes", test_cc_sack_acked_bytes);
+	RUN_TEST("mrc.cc_rtt_sample", test_cc_rtt_sample);
+	RUN_TEST("mrc.cc_ecn_decrease", test_cc_ecn_decrease);
+	RUN_TEST("mrc.cc_nack_trims", test_cc_nack_trims);
+	RUN_TEST("mrc.cc_sack_losses", test_cc_sack_losses);
+	RUN_TEST("mrc.cc_algo_none", test_cc_algo_none);
+	RUN_TEST("mrc.cc_wakeup", test_cc_wakeup);
+	RUN_TEST("mrc.cc_slot_none", test_cc_slot_none);
+	RUN_TEST("mrc.cc_slot_out_of_range", test_cc_slot_out_of_range);
+	RUN_TEST("mrc.cc_update_packing", test_cc_update_packing);
 	/* Endpoint control: EV probes, port status */
 	RUN_TEST("mrc.ep_probe_answered", test_ep_probe_answered);
 	RUN_TEST("mrc.ep_probe_response", test_ep_probe_response);
@@ -5568,6 +6118,6 @@ int main(void)
 	RUN_TEST("mrc.tc_stamp_probe", test_tc_stamp_probe);
 	/* Information only */
 	RUN_TEST("mrc.perf_sack", test_perf_sack);
-	cleanup();
+	fixture_cleanup();
 	return TEST_EXIT();
 }

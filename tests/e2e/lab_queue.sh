@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The emulated switch queue of a rate-limited link: ECN marks and trims only
 # above their thresholds (a paced flow below the link rate sees none, a
-# burst sees them), trims keep exactly the MRC headers with valid checksums
-# and the right DSCP (last hop vs mid-path), and the queue tail-drops.
+# burst sees them), CE marks only in the core (never on the last hop),
+# trims keep exactly the MRC headers with valid checksums and the right
+# DSCP (last hop vs mid-path), and the queue tail-drops.
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=que lab_up --hosts 2 --planes 1 --spines 2
@@ -36,21 +37,45 @@ check "every packet received or counted" eq "$((got + qdrops))" 3000
 end
 
 begin lab.ecn_only_above_threshold
-lab fault p1-h2 ecn 20k
+# CE marks come from the core: plane 1's spines are the bottleneck here.
+lab fault p1-h2 clear
+for s in 1 2; do
+	lab fault "p1-s$s" rate 50mbit
+	lab fault "p1-s$s" ecn 20k
+done
+spine_marks() {
+	echo $(( $(link_field p1-s1 ecn_marked) + $(link_field p1-s2 ecn_marked) ))
+}
 lab stats --reset
 flow "$tmp/paced.json" 300 7101 --size 1000 --tos 2 --pps 1000
 check "paced ECT flow: no CE" eq "$(json "$tmp/paced.json" .ce)" 0
 check "paced flow all received" eq "$(json "$tmp/paced.json" .received)" 300
-check "no marks counted" eq "$(link_field p1-h2 ecn_marked)" 0
-flow "$tmp/ect.json" 2000 7102 --size 1000 --tos 2
-ce=$(json "$tmp/ect.json" .ce) marked=$(link_field p1-h2 ecn_marked)
-echo "    ECT burst: ce $ce, link marked $marked" >&2
-check "burst gets CE" between "$ce" 1 2000
+check "no marks counted" eq "$(spine_marks)" 0
+flow "$tmp/ect.json" 1000 7102 --size 1000 --tos 2
+ce=$(json "$tmp/ect.json" .ce) marked=$(spine_marks)
+echo "    ECT burst: ce $ce, spine links marked $marked" >&2
+check "burst gets CE" between "$ce" 1 1000
 check "receiver saw every mark" eq "$ce" "$marked"
 lab stats --reset
-flow "$tmp/noect.json" 2000 7103 --size 1000 --tos 0
-check "non-ECT packets are never marked" eq "$(link_field p1-h2 ecn_marked)" 0
+flow "$tmp/noect.json" 1000 7103 --size 1000 --tos 0
+check "non-ECT packets are never marked" eq "$(spine_marks)" 0
 check "non-ECT burst: no CE" eq "$(json "$tmp/noect.json" .ce)" 0
+for s in 1 2; do lab fault "p1-s$s" clear; done
+end
+
+begin lab.ecn_never_on_last_hop
+# The last hop (leaf to host) trims and drops but never marks: its
+# congestion is an incast no other path avoids.
+lab fault p1-h2 rate 50mbit
+lab fault p1-h2 ecn 20k
+lab stats --reset
+flow "$tmp/lh.json" 2000 7105 --size 1000 --tos 2
+dropped=$(link_field p1-h2 dropped)
+echo "    ECT burst into the last hop: dropped $dropped (queue over 512k)," \
+	"marked $(link_field p1-h2 ecn_marked), ce $(json "$tmp/lh.json" .ce)" >&2
+check "the burst filled the last hop's queue far past the threshold" between "$dropped" 1 2000
+check "the last hop marked nothing" eq "$(link_field p1-h2 ecn_marked)" 0
+check "no CE received" eq "$(json "$tmp/lh.json" .ce)" 0
 end
 
 begin lab.trim_lasthop_only_above_threshold

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * Unit tests of user/lib/parse.c: the number parsers behind every
- * mrc-labctl and mrc-lab command-line value (rates, sizes, percentages).
+ * mrc-labctl and mrc-lab command-line value (rates, sizes, percentages)
+ * and of mrcctl's CC profile fractions.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -59,6 +60,16 @@ static void check_ppm(const char *s, int want_err, uint32_t want)
 	int err = parse_percent_ppm(s, &v);
 
 	label("parse_percent_ppm", s);
+	if (ASSERT_EQ(err, want_err, what_err) && !want_err)
+		ASSERT_EQ(v, want, what_val);
+}
+
+static void check_milli(const char *s, uint32_t max, int want_err, uint32_t want)
+{
+	uint32_t v = 0;
+	int err = parse_milli(s, max, &v);
+
+	label("parse_milli", s);
 	if (ASSERT_EQ(err, want_err, what_err) && !want_err)
 		ASSERT_EQ(v, want, what_val);
 }
@@ -195,6 +206,46 @@ static void test_percent_invalid(void)
 	check_ppm("5x", -EINVAL, 0);
 }
 
+/* ---- parse_milli ---------------------------------------------------- */
+
+static void test_milli_valid(void)
+{
+	check_milli("0.25", 1000000, 0, 250);
+	check_milli("2.5", 1000000, 0, 2500);
+	check_milli("0.8", 1000, 0, 800);
+	check_milli("1", 1000, 0, 1000);
+	check_milli("1.000", 1000, 0, 1000);
+	check_milli("0", 1000, 0, 0);
+	check_milli("0.001", 1000, 0, 1);
+	check_milli("0.125", 1000, 0, 125);
+	check_milli("7", 1000000, 0, 7000);
+	check_milli("1000", 1000000, 0, 1000000);
+	check_milli("1000.000", 1000000, 0, 1000000);
+	check_milli("012.50", 1000000, 0, 12500);
+}
+
+static void test_milli_invalid(void)
+{
+	check_milli("1000.001", 1000000, -ERANGE, 0);
+	check_milli("1001", 1000000, -ERANGE, 0);
+	check_milli("1.001", 1000, -ERANGE, 0);
+	check_milli("99999999999999999999", 1000000, -ERANGE, 0);
+	check_milli("18446744073709551.615", UINT32_MAX, -ERANGE, 0);
+	check_milli("0.0001", 1000000, -EINVAL, 0);
+	check_milli("0.2500", 1000000, -EINVAL, 0);
+	check_milli("", 1000000, -EINVAL, 0);
+	check_milli(".5", 1000000, -EINVAL, 0);
+	check_milli("5.", 1000000, -EINVAL, 0);
+	check_milli("-0.5", 1000000, -EINVAL, 0);
+	check_milli("+1", 1000000, -EINVAL, 0);
+	check_milli("1,5", 1000000, -EINVAL, 0);
+	check_milli("0.5x", 1000000, -EINVAL, 0);
+	check_milli("1e3", 1000000, -EINVAL, 0);
+	check_milli(" 1", 1000000, -EINVAL, 0);
+	check_milli("50%", 1000000, -EINVAL, 0);
+	check_milli(NULL, 1000000, -EINVAL, 0);
+}
+
 int main(void)
 {
 	RUN_TEST("parse.u64.valid", test_u64_valid);
@@ -207,5 +258,7 @@ int main(void)
 	RUN_TEST("parse.size.invalid", test_size_invalid);
 	RUN_TEST("parse.percent.valid", test_percent_valid);
 	RUN_TEST("parse.percent.invalid", test_percent_invalid);
+	RUN_TEST("parse.milli.valid", test_milli_valid);
+	RUN_TEST("parse.milli.invalid", test_milli_invalid);
 	return TEST_EXIT();
 }

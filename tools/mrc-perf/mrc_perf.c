@@ -4,7 +4,9 @@
  * ib_write_bw.
  *
  *   mrc-perf server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]
- *   mrc-perf client HOST [--size BYTES | --sweep MIN:MAX] [options]
+ *                   [--cc-profile N]
+ *   mrc-perf client HOST [--size BYTES | --sweep MIN:MAX] [--cc-profile N]
+ *                   [--cc-timeline FILE] [options]
  *
  * The server owns a zero-filled region. The client WRITEs (or WRITE-IMMs)
  * into it through one libmrc QP, keeping `depth` WRITEs outstanding, size
@@ -70,6 +72,7 @@
 #include <unistd.h>
 
 #include "mrc/mrc.h"
+#include "lib/cc_view.h"
 #include "lib/parse.h"
 #include "lib/json_out.h"
 
@@ -147,6 +150,8 @@ struct opts {
 	bool once, json, imm, verify;
 	const char *pin_dir;		/* NULL = libmrc's default */
 	const char *timeline;		/* server: CSV of bytes per ms, or NULL */
+	const char *cc_timeline;	/* client: CSV of its window per ms, or NULL */
+	int cc_profile;			/* the QPs' CC profile; -1 = libmrc's default */
 	const char *host;
 	uint64_t size_min, size_max;	/* equal unless --sweep */
 	uint64_t iters;
@@ -161,10 +166,12 @@ struct opts {
 static const char usage_text[] =
 "Usage:\n"
 "  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]\n"
+"      [--cc-profile N]\n"
 "  " PROG " client HOST [--port P] [--size BYTES | --sweep MIN:MAX] [--iters N]\n"
 "      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
 "      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
-"      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR]\n"
+"      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
+"      [--cc-timeline FILE]\n"
 "  " PROG " --help\n"
 "\n"
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
@@ -172,9 +179,13 @@ static const char usage_text[] =
 "zero-filled region; the client WRITEs into it and prints one line per size.\n"
 "\n"
 "server:\n"
+"  --port P        TCP port to listen on (default 18515); also a client\n"
+"                  option, the server's port\n"
 "  --once          serve one client, then exit (1 if its session failed)\n"
 "  --json          one JSON line per client on stdout\n"
 "  --pin-dir DIR   where mrcd pinned its maps (default " MRC_DEFAULT_PIN_DIR ")\n"
+"  --cc-profile N  the QP's CC profile (mrcctl profile cc), 0..63 (default:\n"
+"                  libmrc's); also a client option\n"
 "  --timeline FILE the payload placed in the region per millisecond, as CSV:\n"
 "                  a header 'time_ms,bytes', then one row per ms (0 where\n"
 "                  nothing arrived) from the ms the client's first BEGIN\n"
@@ -198,6 +209,16 @@ static const char usage_text[] =
 "  --exp-retry N   doubling retries, 0..25 (default 7)\n"
 "  --mpr UNITS     window in units of 128 packets, 1..32 (default 8)\n"
 "  --timeout-s S   give up after S seconds (default 120)\n"
+"  --cc-profile N  the QP's CC profile (mrcctl profile cc), 0..63 (default:\n"
+"                  libmrc's). --json then has \"cc\": the window at the end\n"
+"                  (cwnd, min_rtt_ns, avg_delay_ns, rtt_p50_us, rtt_p99_us,\n"
+"                  n_md, n_qa, n_trims, n_losses, ...; null without one)\n"
+"  --cc-timeline FILE  the QP's congestion window, at most once per ms, as\n"
+"                  CSV 'time_ms,acked_bytes,cwnd,inflight': time_ms from the\n"
+"                  first BEGIN (--json: cc_timeline_t0_ns, CLOCK_MONOTONIC),\n"
+"                  bytes acked since then, cwnd and bytes in flight; ms in\n"
+"                  which the loop did not run have no row. Written at the\n"
+"                  end, 10 minutes at most. Exit 2 if FILE is not writable\n"
 "Exit status: 0 ok, 1 run-time failure, 2 usage error.\n";
 
 static void vreport(const char *fmt, va_list ap)
@@ -233,17 +254,18 @@ usage_error(const char *fmt, ...)
  * the server's, the rest the client's.
  */
 enum {
-	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR,
+	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR, OPT_CC_PROFILE,
 	OPT_ONCE, OPT_TIMELINE,
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
-	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S,
+	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE,
 };
 
 static const struct option long_opts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
+	{ "cc-profile", required_argument, NULL, OPT_CC_PROFILE },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "size", required_argument, NULL, OPT_SIZE },
@@ -260,6 +282,7 @@ static const struct option long_opts[] = {
 	{ "exp-retry", required_argument, NULL, OPT_EXP_RETRY },
 	{ "mpr", required_argument, NULL, OPT_MPR },
 	{ "timeout-s", required_argument, NULL, OPT_TIMEOUT_S },
+	{ "cc-timeline", required_argument, NULL, OPT_CC_TIMELINE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -345,6 +368,10 @@ static void apply_option(struct opts *o, int c, const char *arg)
 			usage_error("--pin-dir: empty path");
 		o->pin_dir = arg;
 		break;
+	case OPT_CC_PROFILE:
+		o->cc_profile = (int)parse_number("--cc-profile", arg, 0,
+						  MRC_MAX_PROFILES - 1);
+		break;
 	case OPT_ONCE:
 		o->once = true;
 		break;
@@ -398,6 +425,11 @@ static void apply_option(struct opts *o, int c, const char *arg)
 		o->timeout_s = (uint32_t)parse_number("--timeout-s", arg, 1,
 						      MAX_TIMEOUT_S);
 		break;
+	case OPT_CC_TIMELINE:
+		if (!*arg)
+			usage_error("--cc-timeline: empty path");
+		o->cc_timeline = arg;
+		break;
 	}
 }
 
@@ -413,6 +445,7 @@ static void set_defaults(struct opts *o)
 	o->exp_retry_cnt = DEFAULT_EXP_RETRY;
 	o->mpr_units = DEFAULT_MPR;
 	o->timeout_s = DEFAULT_TIMEOUT_S;
+	o->cc_profile = -1;
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -944,6 +977,7 @@ struct qp_tuning {
 	uint8_t mpr_units, ack_timeout, retry_cnt, exp_retry_cnt;
 	bool imm;
 	uint16_t wimm_out, wimm_in;
+	int cc_profile;			/* -1 = libmrc's default (each side's own) */
 };
 
 static void fill_conn_params(struct mrc_conn_params *p, struct mrc_qp *qp,
@@ -1009,6 +1043,10 @@ static int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 		attr.max_wimm_out = t->wimm_out;
 		attr.max_wimm_in = t->wimm_in;
 		mask |= MRC_QP_ATTR_WIMM;
+	}
+	if (t->cc_profile >= 0) {
+		attr.cc_profile_id = (uint16_t)t->cc_profile;
+		mask |= MRC_QP_ATTR_CC_PROFILE;
 	}
 	*step = "INIT->RTR";
 	ret = mrc_modify_qp(qp, &attr, mask);
@@ -1248,6 +1286,142 @@ static void ctl_describe_error(const struct ctl_conn *c, int err, const char *wh
 		snprintf(buf, len, "control connection to %s: %s", who, strerror(-err));
 }
 
+/* ==================================================================== timelines */
+
+#define TIMELINE_MAX_ROWS	600000u	/* 10 minutes of 1 ms rows */
+#define TIMELINE_FIRST_ROWS	4096u	/* allocated when recording starts */
+#define TIMELINE_MAX_COLS	4
+
+/*
+ * A CSV of one row per millisecond at most, time_ms first: the server's
+ * --timeline (payload placed) and the client's --cc-timeline (its
+ * congestion window). Rows are kept in memory and reach the file when the
+ * run is over: the data path does no file I/O. Every progress call reads
+ * the clock (a vDSO call); only when a millisecond boundary has passed does
+ * it read anything else and append rows.
+ */
+struct timeline {
+	const char *header;	/* the CSV header line */
+	unsigned int cols;	/* values per row, time_ms included */
+	bool on;		/* recording */
+	bool started;
+	bool full;		/* TIMELINE_MAX_ROWS: later ms not recorded */
+	bool nomem;
+	uint64_t row_end_ns;	/* the end of the millisecond in progress */
+	uint64_t t0_ns;		/* CLOCK_MONOTONIC of time_ms 0 (0: no rows yet) */
+	uint64_t base;		/* the counter the rows start from */
+	uint64_t *rows;		/* n rows of `cols` values */
+	size_t n, cap;
+};
+
+static bool timeline_append(struct timeline *t, const uint64_t *row)
+{
+	uint64_t *rows;
+	size_t cap;
+
+	if (t->n == t->cap) {
+		if (t->cap >= TIMELINE_MAX_ROWS) {
+			t->full = true;
+			t->on = false;
+			return false;
+		}
+		/* Doubling: glibc grows a buffer this large with mremap(),
+		 * without copying it. */
+		cap = t->cap ? 2 * t->cap : TIMELINE_FIRST_ROWS;
+		if (cap > TIMELINE_MAX_ROWS)
+			cap = TIMELINE_MAX_ROWS;
+		rows = realloc(t->rows, cap * t->cols * sizeof(*rows));
+		if (!rows) {
+			t->nomem = true;
+			t->on = false;
+			return false;
+		}
+		t->rows = rows;
+		t->cap = cap;
+	}
+	memcpy(t->rows + t->n * t->cols, row, t->cols * sizeof(*row));
+	t->n++;
+	return true;
+}
+
+/* time_ms 0 is now; `base` is what the counter the rows follow reads now. */
+static void timeline_start(struct timeline *t, uint64_t base)
+{
+	t->started = true;
+	t->on = true;
+	t->t0_ns = now_ns();
+	t->row_end_ns = t->t0_ns + NSEC_PER_MSEC;
+	t->base = base;
+	t->n = 0;
+	/* Allocate now, before the WRITEs go. */
+	t->rows = malloc(TIMELINE_FIRST_ROWS * t->cols * sizeof(*t->rows));
+	if (t->rows) {
+		t->cap = TIMELINE_FIRST_ROWS;
+	} else {
+		t->nomem = true;
+		t->on = false;
+	}
+}
+
+/*
+ * FILE := the header and the rows of `t` (just the header if `t` never
+ * started). Returns 0, or -1 with the reason in `err`.
+ */
+static int timeline_write(const char *path, const struct timeline *t,
+			  char *err, size_t len)
+{
+	FILE *f = fopen(path, "we");
+	size_t i, n = t->started ? t->n : 0;
+	unsigned int k;
+	int bad;
+
+	if (!f) {
+		snprintf(err, len, "cannot open '%s' for writing: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	fprintf(f, "%s\n", t->header);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < t->cols; k++)
+			fprintf(f, "%" PRIu64 "%c", t->rows[i * t->cols + k],
+				k + 1 < t->cols ? ',' : '\n');
+	bad = ferror(f);
+	if (fclose(f) || bad) {
+		snprintf(err, len, "cannot write '%s': %s", path,
+			 strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After the run: the rows to FILE; false if it cannot be written. A
+ * cut-short timeline is a warning, not a failure. `who` starts every
+ * message; `no_rows` says why a timeline may never have started.
+ */
+static bool timeline_finish(const char *path, const struct timeline *t,
+			    const char *who, const char *no_rows)
+{
+	char why[ERR_LEN];
+
+	if (t->full)
+		report("%s: the run outlasted %u ms; later milliseconds are not in it",
+		       who, TIMELINE_MAX_ROWS);
+	if (t->nomem)
+		report("%s: out of memory after %zu rows; later milliseconds are not "
+		       "in it", who, t->n);
+	if (timeline_write(path, t, why, sizeof(why))) {
+		report("%s: %s", who, why);
+		return false;
+	}
+	if (!t->started)
+		report("%s: %s: %s has the header only", who, no_rows, path);
+	else
+		report("%s: %zu rows written to %s", who, t->n, path);
+	return true;
+}
+
 /* ==================================================================== client */
 
 struct size_result {
@@ -1294,6 +1468,21 @@ struct client {
 	int n_verified;
 	bool started;			/* the data phase began: print totals */
 	char error[ERR_LEN];
+
+	/* The QP's congestion window, from the pinned maps (lib/cc_view.h). */
+	struct cc_view_src cc;
+	char cc_err[ERR_LEN];		/* why it cannot be read */
+	bool have_ccv, have_cnt;
+	struct mrc_cc_view ccv;		/* at the end of the run */
+	struct mrc_qp_counters cnt;	/* at the end of the run */
+	struct timeline cctl;		/* --cc-timeline */
+	bool cctl_tried;
+};
+
+#define CC_TIMELINE_HEADER	"time_ms,acked_bytes,cwnd,inflight"
+
+static const struct timeline client_cc_timeline = {
+	.header = CC_TIMELINE_HEADER, .cols = 4,
 };
 
 /* Record the first failure (the JSON "error") and print every one. */
@@ -1368,6 +1557,8 @@ static int client_init(struct client *c, const struct opts *o)
 	memset(c, 0, sizeof(*c));
 	c->o = o;
 	c->ctl.fd = -1;
+	c->cc.fd_qps = c->cc.fd_view = -1;
+	c->cctl = client_cc_timeline;
 	c->deadline_ns = now_ns() + (uint64_t)o->timeout_s * NSEC_PER_SEC;
 	c->n_sizes = plan_sizes(o->size_min, o->size_max, c->sizes);
 	c->max_size = o->size_max;
@@ -1478,6 +1669,113 @@ static int client_send(struct client *c, const struct ctl_msg *m)
 	return 0;
 }
 
+/* ---- the congestion window: "cc" of --json, --cc-timeline ---- */
+
+/* The QP's window in the pinned maps, once it has one: 0, or -1 (c->cc_err). */
+static int client_cc_find(struct client *c)
+{
+	const char *dir = c->o->pin_dir ? c->o->pin_dir : MRC_DEFAULT_PIN_DIR;
+
+	if (c->cc.slot)
+		return 0;
+	cc_view_close(&c->cc);
+	c->cc_err[0] = '\0';
+	if (cc_view_open(&c->cc, dir, c->local.qpn, c->cc_err, sizeof(c->cc_err)))
+		return -1;
+	if (!c->cc.slot)
+		snprintf(c->cc_err, sizeof(c->cc_err), "qp %u has no congestion window%s",
+			 c->local.qpn, c->o->cc_profile < 0 ? " (try --cc-profile)" : "");
+	return c->cc.slot ? 0 : -1;
+}
+
+/*
+ * The row of the millisecond `now` falls in: the window's bytes acked since
+ * time_ms 0, cwnd and bytes in flight. A later sample in the same
+ * millisecond (the last one) replaces its row.
+ */
+static void cc_timeline_row(struct client *c, uint64_t now)
+{
+	struct timeline *t = &c->cctl;
+	uint64_t ms = (now - t->t0_ns) / NSEC_PER_MSEC, row[4];
+	struct mrc_cc_view v;
+
+	t->row_end_ns = t->t0_ns + (ms + 1) * NSEC_PER_MSEC;
+	if (cc_view_read(&c->cc, &v))
+		return;
+	row[0] = ms;
+	row[1] = v.acked_bytes - t->base;
+	row[2] = v.cwnd;
+	row[3] = v.inflight;
+	if (t->n && t->rows[(t->n - 1) * t->cols] == ms)
+		memcpy(&t->rows[(t->n - 1) * t->cols], row, sizeof(row));
+	else
+		timeline_append(t, row);
+}
+
+/* Once per turn of the client's loops: a clock read, and a row per ms. */
+static inline void cc_timeline_tick(struct client *c)
+{
+	uint64_t now;
+
+	if (!c->cctl.on)
+		return;
+	now = now_ns();
+	if (now >= c->cctl.row_end_ns)
+		cc_timeline_row(c, now);
+}
+
+/* The first BEGIN is time_ms 0, as for the server's --timeline. */
+static void cc_timeline_begin(struct client *c)
+{
+	struct mrc_cc_view v;
+	int ret;
+
+	if (!c->o->cc_timeline || c->cctl_tried)
+		return;
+	c->cctl_tried = true;
+	if (client_cc_find(c))
+		return;
+	ret = cc_view_read(&c->cc, &v);
+	if (ret) {
+		snprintf(c->cc_err, sizeof(c->cc_err), "reading window %u of "
+			 "mrc_cc_view: %s", c->cc.slot, strerror(-ret));
+		return;
+	}
+	timeline_start(&c->cctl, v.acked_bytes);
+	if (c->cctl.on)
+		cc_timeline_row(c, c->cctl.t0_ns);	/* row 0: the window at the start */
+}
+
+/* The data phase is over: the last row. */
+static void cc_timeline_end(struct client *c)
+{
+	if (!c->cctl.on)
+		return;
+	cc_timeline_row(c, now_ns());
+	c->cctl.on = false;
+}
+
+/* At the end of the run: the window and the QP's counters, for the output. */
+static void client_cc_snapshot(struct client *c)
+{
+	int ret;
+
+	if (!c->qp)
+		return;
+	c->have_cnt = !mrc_qp_counters(c->qp, &c->cnt);
+	if (client_cc_find(c)) {
+		/* Said once, and only to those who asked for a window. */
+		if (c->o->cc_profile >= 0 && !c->o->cc_timeline)
+			report("cc: %s", c->cc_err);
+		return;
+	}
+	ret = cc_view_read(&c->cc, &c->ccv);
+	if (ret)
+		report("cc: reading window %u of mrc_cc_view: %s", c->cc.slot,
+		       strerror(-ret));
+	c->have_ccv = !ret;
+}
+
 /*
  * Nothing of ours is in flight while we wait for the server, but libmrc
  * only progresses in mrc_poll_cq(), so keep calling it; a completion now
@@ -1493,6 +1791,7 @@ static int client_idle_progress(struct client *c)
 	n = mrc_poll_cq(c->cq, POLL_BATCH, wc);
 	if (n < 0)
 		return client_fail(c, "mrc_poll_cq: %s", strerror(-n));
+	cc_timeline_tick(c);
 	for (i = 0; i < n; i++)
 		if (wc[i].status != MRC_WC_SUCCESS)
 			return client_fail(c, "WRITE failed: %s (wr_id %" PRIu64
@@ -1581,6 +1880,7 @@ static int client_bring_up_qp(struct client *c)
 		.imm = o->imm,
 		.wimm_out = (uint16_t)o->depth,
 		.wimm_in = 1,
+		.cc_profile = o->cc_profile,
 	};
 	const char *step;
 	int ret;
@@ -1607,6 +1907,7 @@ static int client_begin_size(struct client *c, uint64_t size, uint64_t ops)
 {
 	struct ctl_msg m;
 
+	cc_timeline_begin(c);
 	ctl_msg_init(&m, CTL_BEGIN);
 	m.length = size;
 	m.offset = c->next_op;
@@ -1738,6 +2039,7 @@ static int client_write_size(struct client *c, uint64_t size, uint64_t ops,
 		n = mrc_poll_cq(c->cq, POLL_BATCH, wc);
 		if (n < 0)
 			return client_fail(c, "mrc_poll_cq: %s", strerror(-n));
+		cc_timeline_tick(c);
 		now = n ? now_ns() : 0;
 		for (i = 0; i < n; i++) {
 			ret = client_complete(c, &wc[i], size, now);
@@ -1900,6 +2202,29 @@ static void client_print_summary(const struct client *c)
 	printf(" total: %" PRIu64 " bytes in %.6f s, %.2f Gb/s, verified: %s\n",
 	       bytes, seconds, seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
 	       !c->o->verify ? "not checked" : client_all_verified(c) ? "yes" : "no");
+	if (c->have_ccv)
+		printf(" cc: window %u (%s), cwnd %u bytes, rtt min %.3f us p50 %.3f us "
+		       "p99 %.3f us, avg delay %.3f us; md %" PRIu64 ", qa %" PRIu64
+		       ", trims %" PRIu64 ", losses %" PRIu64 ", %" PRIu64
+		       " packets retransmitted\n", c->cc.slot, cc_algo_name(c->ccv.algo),
+		       c->ccv.cwnd, c->ccv.min_rtt_ns / 1e3,
+		       cc_rtt_percentile_ns(&c->ccv, 50) / 1e3,
+		       cc_rtt_percentile_ns(&c->ccv, 99) / 1e3, c->ccv.avg_delay_ns / 1e3,
+		       (uint64_t)c->ccv.n_md, (uint64_t)c->ccv.n_qa,
+		       (uint64_t)c->ccv.n_trims, (uint64_t)c->ccv.n_losses,
+		       (uint64_t)c->cnt.tx_retransmits);
+}
+
+/* "cc": the window at the end (lib/cc_view.c's members), or null. */
+static void client_print_cc_json(const struct client *c)
+{
+	if (!c->have_ccv) {
+		fputs("null", stdout);
+		return;
+	}
+	printf("{\"slot\": %u, ", c->cc.slot);
+	cc_view_json_members(stdout, &c->ccv);
+	printf(", \"tx_retransmits\": %" PRIu64 "}", (uint64_t)c->cnt.tx_retransmits);
 }
 
 static void client_print_json(const struct client *c)
@@ -1922,7 +2247,14 @@ static void client_print_json(const struct client *c)
 		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
 		       r->p99_us, r->max_us);
 	}
-	printf("], \"imm\": %s, \"error\": ", c->o->imm ? "true" : "false");
+	printf("], \"imm\": %s, \"tx_retransmits\": %" PRIu64 ", \"retx_bytes\": %" PRIu64
+	       ", \"cc_blocked\": %" PRIu64 ", \"cc_sleeps\": %" PRIu64
+	       ", \"cc_timeline_t0_ns\": %" PRIu64 ", \"cc\": ",
+	       c->o->imm ? "true" : "false", (uint64_t)c->cnt.tx_retransmits,
+	       (uint64_t)c->cnt.retx_bytes, (uint64_t)c->cnt.cc_blocked,
+	       (uint64_t)c->cnt.cc_sleeps, c->cctl.t0_ns);
+	client_print_cc_json(c);
+	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");
 }
@@ -1947,13 +2279,23 @@ static void client_cleanup(struct client *c)
 	free(c->slots);
 	free(c->free_slots);
 	free(c->hist);
+	free(c->cctl.rows);
+	cc_view_close(&c->cc);
 }
 
 static int run_client(const struct opts *o)
 {
-	struct client *c = calloc(1, sizeof(*c));
+	struct client *c;
+	char why[ERR_LEN];
 	int ret;
 
+	/* A FILE we cannot write is a mistake on the command line. */
+	if (o->cc_timeline &&
+	    timeline_write(o->cc_timeline, &client_cc_timeline, why, sizeof(why))) {
+		report("--cc-timeline: %s", why);
+		return EXIT_USAGE;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
 		report("out of memory");
 		return EXIT_RUNTIME;
@@ -1962,9 +2304,13 @@ static int run_client(const struct opts *o)
 	    !client_create_resources(c) && !client_hello(c) &&
 	    !client_exchange(c) && !client_bring_up_qp(c)) {
 		c->started = true;
-		if (!client_run_sizes(c))
+		if (!client_run_sizes(c)) {
+			cc_timeline_end(c);
 			client_done(c);
+		}
 	}
+	cc_timeline_end(c);
+	client_cc_snapshot(c);
 	if (c->error[0])
 		client_abort(c);
 	if (o->json)
@@ -1973,6 +2319,10 @@ static int run_client(const struct opts *o)
 		client_print_summary(c);
 	fflush(stdout);
 	ret = c->error[0] ? EXIT_RUNTIME : 0;
+	if (o->cc_timeline && !timeline_finish(o->cc_timeline, &c->cctl, "--cc-timeline",
+					       c->cc_err[0] ? c->cc_err :
+					       "no data phase began") && !ret)
+		ret = EXIT_RUNTIME;
 	client_cleanup(c);
 	free(c);
 	return ret;
@@ -1981,78 +2331,16 @@ static int run_client(const struct opts *o)
 /* ==================================================================== server timeline */
 
 #define TIMELINE_HEADER		"time_ms,bytes"
-#define TIMELINE_MAX_ROWS	600000u	/* 10 minutes of 1 ms rows, 4.8 MB */
-#define TIMELINE_FIRST_ROWS	4096u	/* allocated at the first BEGIN */
 
 /*
  * --timeline: the payload placed in the session's region per millisecond
  * (the rise of the QP's rx_bytes), one row per millisecond from the first
  * BEGIN (row 0 is the millisecond it arrived in) to DONE, zero rows
- * included, so a stall shows as a run of zeros. Rows are kept in memory
- * and reach the file when the session is over: the data path does no file
- * I/O. Every progress call reads the clock (a vDSO call); only when a
- * millisecond boundary has passed does it read the counters and append
- * rows. rx_bytes starts at 0 with the QP and the rows take all of it, so
- * they add up to the session's bytes_received.
+ * included, so a stall shows as a run of zeros. rx_bytes starts at 0 with
+ * the QP and the rows take all of it, so they add up to the session's
+ * bytes_received.
  */
-struct timeline {
-	bool on;		/* recording: from the first BEGIN to DONE */
-	bool started;
-	bool full;		/* TIMELINE_MAX_ROWS: later ms not recorded */
-	bool nomem;
-	uint64_t row_end_ns;	/* the end of row n, the one in progress */
-	uint64_t t0_ns;		/* CLOCK_MONOTONIC of time_ms 0 (0: no rows yet) */
-	uint64_t last_rx;	/* rx_bytes the rows hold so far */
-	uint64_t *rows;		/* bytes of row i, time_ms = i */
-	size_t n, cap;
-};
-
-static bool timeline_append(struct timeline *t, uint64_t bytes)
-{
-	uint64_t *rows;
-	size_t cap;
-
-	if (t->n == t->cap) {
-		if (t->cap >= TIMELINE_MAX_ROWS) {
-			t->full = true;
-			t->on = false;
-			return false;
-		}
-		/* Doubling: glibc grows a buffer this large with mremap(),
-		 * without copying it. */
-		cap = t->cap ? 2 * t->cap : TIMELINE_FIRST_ROWS;
-		if (cap > TIMELINE_MAX_ROWS)
-			cap = TIMELINE_MAX_ROWS;
-		rows = realloc(t->rows, cap * sizeof(*rows));
-		if (!rows) {
-			t->nomem = true;
-			t->on = false;
-			return false;
-		}
-		t->rows = rows;
-		t->cap = cap;
-	}
-	t->rows[t->n++] = bytes;
-	return true;
-}
-
-static void timeline_start(struct timeline *t)
-{
-	t->started = true;
-	t->on = true;
-	t->t0_ns = now_ns();
-	t->row_end_ns = t->t0_ns + NSEC_PER_MSEC;	/* time_ms 0 is now */
-	t->last_rx = 0;
-	t->n = 0;
-	/* Allocate now, before BEGIN_ACK lets the WRITEs go. */
-	t->rows = malloc(TIMELINE_FIRST_ROWS * sizeof(*t->rows));
-	if (t->rows) {
-		t->cap = TIMELINE_FIRST_ROWS;
-	} else {
-		t->nomem = true;
-		t->on = false;
-	}
-}
+static const struct timeline server_timeline = { .header = TIMELINE_HEADER, .cols = 2 };
 
 /* Bytes placed since the last sample; 0 if the counters cannot be read. */
 static uint64_t timeline_delta(struct timeline *t, struct mrc_qp *qp)
@@ -2062,9 +2350,17 @@ static uint64_t timeline_delta(struct timeline *t, struct mrc_qp *qp)
 
 	if (mrc_qp_counters(qp, &c))
 		return 0;
-	d = c.rx_bytes - t->last_rx;
-	t->last_rx = c.rx_bytes;
+	d = c.rx_bytes - t->base;
+	t->base = c.rx_bytes;
 	return d;
+}
+
+/* The row of time_ms n, with `bytes`. */
+static bool timeline_append_bytes(struct timeline *t, uint64_t bytes)
+{
+	uint64_t row[2] = { t->n, bytes };
+
+	return timeline_append(t, row);
 }
 
 /*
@@ -2078,9 +2374,9 @@ static void timeline_sample(struct timeline *t, struct mrc_qp *qp, uint64_t now)
 	uint64_t k = 1 + (now - t->row_end_ns) / NSEC_PER_MSEC;
 
 	t->row_end_ns += k * NSEC_PER_MSEC;
-	if (!timeline_append(t, timeline_delta(t, qp)))
+	if (!timeline_append_bytes(t, timeline_delta(t, qp)))
 		return;
-	while (--k && timeline_append(t, 0))
+	while (--k && timeline_append_bytes(t, 0))
 		;
 }
 
@@ -2108,37 +2404,8 @@ static void timeline_stop(struct timeline *t, struct mrc_qp *qp)
 	if (now >= t->row_end_ns)
 		timeline_sample(t, qp, now);
 	if (t->on)
-		timeline_append(t, timeline_delta(t, qp));
+		timeline_append_bytes(t, timeline_delta(t, qp));
 	t->on = false;
-}
-
-/*
- * FILE := the header and the rows of `t` (just the header if `t` is NULL
- * or never started). Returns 0, or -1 with the reason in `err`.
- */
-static int timeline_write(const char *path, const struct timeline *t,
-			  char *err, size_t len)
-{
-	FILE *f = fopen(path, "we");
-	size_t i, n = t && t->started ? t->n : 0;
-	int bad;
-
-	if (!f) {
-		snprintf(err, len, "cannot open '%s' for writing: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	errno = 0;
-	fputs(TIMELINE_HEADER "\n", f);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%zu,%" PRIu64 "\n", i, t->rows[i]);
-	bad = ferror(f);
-	if (fclose(f) || bad) {
-		snprintf(err, len, "cannot write '%s': %s", path,
-			 strerror(errno ? errno : EIO));
-		return -1;
-	}
-	return 0;
 }
 
 /* ==================================================================== server */
@@ -2230,6 +2497,7 @@ static int session_init(struct session *s, const struct opts *o,
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->ctx = ctx;
+	s->tl = server_timeline;
 	ctl_init(&s->ctl, fd);
 	s->imm_in_order = true;
 	s->imm_len_ok = true;
@@ -2389,6 +2657,7 @@ static int session_connect_qp(struct session *s)
 		.imm = s->imm,
 		.wimm_out = 1,
 		.wimm_in = (uint16_t)s->rq_depth,
+		.cc_profile = s->o->cc_profile,
 	};
 	const char *step;
 	char why[ERR_LEN];
@@ -2529,7 +2798,7 @@ static void session_begin(struct session *s, const struct ctl_msg *req)
 	}
 	/* The client's first data phase starts: time_ms 0 of --timeline. */
 	if (s->o->timeline && !s->tl.started)
-		timeline_start(&s->tl);
+		timeline_start(&s->tl, 0);	/* rx_bytes starts at 0 with the QP */
 	r = &s->ranges[s->n_ranges++];
 	r->first_op = req->offset;
 	r->ops = req->ops;
@@ -2712,32 +2981,13 @@ static void session_cleanup(struct session *s)
 	print_async_events(s->ctx);
 }
 
-/*
- * --timeline after the session: its rows to the file; false if it cannot
- * be written. A cut-short timeline is a warning, not a failed session.
- */
+/* --timeline after the session (see timeline_finish). */
 static bool session_write_timeline(struct session *s)
 {
-	const struct timeline *t = &s->tl;
-	char why[ERR_LEN];
+	char who[ADDR_STR_LEN + 32];
 
-	if (t->full)
-		report("client %s: timeline: the session outlasted %u ms; later "
-		       "milliseconds are not in it", s->peer_str, TIMELINE_MAX_ROWS);
-	if (t->nomem)
-		report("client %s: timeline: out of memory after %zu ms; later "
-		       "milliseconds are not in it", s->peer_str, t->n);
-	if (timeline_write(s->o->timeline, t, why, sizeof(why))) {
-		report("client %s: timeline: %s", s->peer_str, why);
-		return false;
-	}
-	if (!t->started)
-		report("client %s: timeline: no data phase began: %s has the header "
-		       "only", s->peer_str, s->o->timeline);
-	else
-		report("client %s: timeline: %zu rows written to %s", s->peer_str,
-		       t->n, s->o->timeline);
-	return true;
+	snprintf(who, sizeof(who), "client %s: timeline", s->peer_str);
+	return timeline_finish(s->o->timeline, &s->tl, who, "no data phase began");
 }
 
 /* Serve one client to the end; false if its session failed. */
@@ -2753,7 +3003,7 @@ static bool serve_client(const struct opts *o, struct mrc_context *ctx, int fd)
 		return false;
 	}
 	/* --timeline holds the most recent session: no stale rows meanwhile. */
-	if (o->timeline && timeline_write(o->timeline, NULL, why, sizeof(why))) {
+	if (o->timeline && timeline_write(o->timeline, &server_timeline, why, sizeof(why))) {
 		report("timeline: %s", why);
 		tl_ok = false;
 	}
@@ -2806,7 +3056,7 @@ static int run_server(const struct opts *o)
 
 	/* A FILE we cannot write is a mistake on the command line: say so
 	 * now, not after the first client. */
-	if (o->timeline && timeline_write(o->timeline, NULL, why, sizeof(why))) {
+	if (o->timeline && timeline_write(o->timeline, &server_timeline, why, sizeof(why))) {
 		report("--timeline: %s", why);
 		return EXIT_USAGE;
 	}

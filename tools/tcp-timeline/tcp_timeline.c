@@ -8,18 +8,25 @@
  *   mrc-tcp-timeline server [--port P] [--mptcp] [--timeline FILE] [--once]
  *       [--json] [--timeout-s S]
  *   mrc-tcp-timeline client HOST [--port P] [--mptcp] --bytes N [--json]
- *       [--sport PORT] [--bind ADDR] [--timeout-s S]
+ *       [--sport PORT] [--bind ADDR] [--timeout-s S] [--msg-size S [--depth D]]
  *   mrc-tcp-timeline now
  *
  * Wire protocol (one connection = one session):
  *   client -> server: "MRCTTL01" + u64 BE byte count N, then N bytes of
- *                     pattern (byte i = byte i%8 of the LE word w(i/8))
+ *                     pattern (byte i = byte i%8 of the LE word w(i/8));
+ *                     message mode: "MRCTTM01" + u64 BE N + u64 BE message
+ *                     size S, then the same N bytes
+ *   server -> client: message mode only, while the data arrives: u64 BE
+ *                     (1 << 63 | M) each time the count M of messages whose
+ *                     every byte arrived and was checked grows (cumulative;
+ *                     the last message may be shorter than S)
  *   server -> client: "MRCTTL01" + u64 BE bytes received + u64 BE flags
  *                     (bit 0: verified); the server then waits for one
  *                     byte from the client before it closes, so the
  *                     server ends in TIME_WAIT and the client's port can
  *                     be reused at once (benchmarks pin the source port to
- *                     pin the ECMP path).
+ *                     pin the ECMP path). An ack record has its top bit
+ *                     set, the verdict's first byte ('M') does not.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,7 +54,13 @@
 
 #define PROG		"mrc-tcp-timeline"
 #define MAGIC		"MRCTTL01"
+#define MAGIC_MSG	"MRCTTM01"	/* message mode: the header carries S */
 #define HDR_LEN		16
+#define HDR_MSG_LEN	24
+#define ACK_FLAG	(1ull << 63)	/* message-mode ack record */
+#define DEFAULT_DEPTH	16		/* mrc-perf's --depth default */
+#define MAX_DEPTH	512
+#define MAX_MSGS	(1u << 26)	/* latencies kept: 512 MiB of them at most */
 #define REPLY_LEN	24
 #define DEFAULT_PORT	18600
 #define DEFAULT_TIMEOUT	120
@@ -64,9 +77,9 @@
 struct opts {
 	bool server, client, mptcp, once, json;
 	const char *host, *timeline, *bind_addr;
-	unsigned int port, sport, timeout_s;
-	uint64_t bytes;
-	bool have_bytes;
+	unsigned int port, sport, timeout_s, depth;
+	uint64_t bytes, msg_size;	/* msg_size 0: one stream, no acks */
+	bool have_bytes, have_depth;
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -104,7 +117,7 @@ static void usage(FILE *f)
 "  " PROG " server [--port P] [--mptcp] [--timeline FILE] [--once] [--json]\n"
 "      [--timeout-s S]\n"
 "  " PROG " client HOST [--port P] [--mptcp] --bytes N [--json] [--sport PORT]\n"
-"      [--bind ADDR] [--timeout-s S]\n"
+"      [--bind ADDR] [--timeout-s S] [--msg-size S [--depth D]]\n"
 "  " PROG " now\n"
 "  " PROG " --help\n"
 "\n"
@@ -135,6 +148,17 @@ static void usage(FILE *f)
 "                  verified (the server's verdict), mptcp, subflows,\n"
 "                  subflow_list (local, remote, bytes_acked, retrans)\n"
 "  --timeout-s S   give up after S seconds (default 120)\n"
+"  --msg-size S    message mode: the N bytes go as messages of S bytes (k/m/g;\n"
+"                  the last one may be shorter), at most D unacknowledged;\n"
+"                  the server acknowledges each message once all its bytes\n"
+"                  arrived and were checked. A message is posted as soon as\n"
+"                  fewer than D are unacknowledged (the first D at once) and\n"
+"                  completes when the client reads its ack: its completion\n"
+"                  time includes the wait behind earlier messages, as\n"
+"                  mrc-perf's per-WRITE latency (post to completion, --depth\n"
+"                  D) does. Both ends set TCP_NODELAY. --json adds msg_size,\n"
+"                  depth, ops, lat_p50_us, lat_p99_us, lat_max_us\n"
+"  --depth D       messages outstanding, 1..512 (default 16, as mrc-perf)\n"
 "now:             print CLOCK_MONOTONIC in ns (the clock of t0_ns, of\n"
 "                 mrcctl events' time_ns and of mrc-perf's timelines)\n"
 "Exit status: 0 ok, 1 run-time failure (or data not verified), 2 usage.\n",
@@ -194,7 +218,7 @@ static unsigned int parse_uint(const char *opt, const char *s, unsigned int lo,
 }
 
 enum { OPT_PORT = 256, OPT_MPTCP, OPT_JSON, OPT_TIMEOUT, OPT_TIMELINE, OPT_ONCE,
-       OPT_BYTES, OPT_SPORT, OPT_BIND };
+       OPT_BYTES, OPT_SPORT, OPT_BIND, OPT_MSG_SIZE, OPT_DEPTH };
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -208,6 +232,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "bytes", required_argument, NULL, OPT_BYTES },
 		{ "sport", required_argument, NULL, OPT_SPORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
+		{ "msg-size", required_argument, NULL, OPT_MSG_SIZE },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -215,11 +241,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 	o->port = DEFAULT_PORT;
 	o->timeout_s = DEFAULT_TIMEOUT;
+	o->depth = DEFAULT_DEPTH;
 	opterr = 0;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		bool srv_only = c == OPT_TIMELINE || c == OPT_ONCE;
-		bool cli_only = c == OPT_BYTES || c == OPT_SPORT || c == OPT_BIND;
+		bool cli_only = c == OPT_BYTES || c == OPT_SPORT || c == OPT_BIND ||
+				c == OPT_MSG_SIZE || c == OPT_DEPTH;
 
 		if ((srv_only && !o->server) || (cli_only && !o->client))
 			usage_error("%s: not an option of '%s'", argv[optind - 1],
@@ -246,6 +274,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_SPORT: o->sport = parse_uint("--sport", optarg, 1, 65535); break;
 		case OPT_BIND: o->bind_addr = optarg; break;
+		case OPT_MSG_SIZE:
+			if (!parse_u64_size(optarg, &o->msg_size) || !o->msg_size ||
+			    o->msg_size > (1ull << 40))
+				usage_error("--msg-size: expected 1..1t with optional k/m/g/t, got '%s'",
+					    optarg);
+			break;
+		case OPT_DEPTH:
+			o->depth = parse_uint("--depth", optarg, 1, MAX_DEPTH);
+			o->have_depth = true;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
 			usage_error("%s needs a value", argv[optind - 1]);
@@ -259,6 +297,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->host = argv[optind++];
 		if (!o->have_bytes)
 			usage_error("client: --bytes N is required");
+		if (o->have_depth && !o->msg_size)
+			usage_error("--depth needs --msg-size");
+		if (o->msg_size && (o->bytes + o->msg_size - 1) / o->msg_size > MAX_MSGS)
+			usage_error("--msg-size: more than %u messages in --bytes", MAX_MSGS);
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
@@ -541,7 +583,7 @@ static int timeline_write(const char *path, const struct timeline *t)
 
 struct session {
 	char peer[INET6_ADDRSTRLEN + 16];
-	uint64_t expected, received, t0, t_last;
+	uint64_t expected, received, t0, t_last, msg_size;
 	bool verified, mptcp;
 	char error[256];
 };
@@ -554,10 +596,10 @@ static void session_json(const struct session *s)
 	json_string(stdout, s->peer);
 	printf(", \"bytes\": %" PRIu64 ", \"expected\": %" PRIu64 ", \"verified\": %s, "
 	       "\"seconds\": %.6f, \"gbps\": %.6f, \"t0_ns\": %" PRIu64 ", \"mptcp\": %s, "
-	       "\"error\": ",
+	       "\"msg_size\": %" PRIu64 ", \"error\": ",
 	       s->received, s->expected, s->verified ? "true" : "false", secs,
 	       secs > 0 ? (double)s->received * 8 / secs / 1e9 : 0.0, s->t0,
-	       s->mptcp ? "true" : "false");
+	       s->mptcp ? "true" : "false", s->msg_size);
 	if (s->error[0])
 		json_string(stdout, s->error);
 	else
@@ -572,12 +614,12 @@ static bool serve_one(const struct opts *o, int fd, struct session *s,
 {
 	uint64_t deadline = now_ns() + (uint64_t)o->timeout_s * NSEC_PER_SEC;
 	struct timeline tl = { 0 };
-	uint8_t hdr[HDR_LEN], reply[REPLY_LEN];
-	size_t hdr_have = 0;
-	bool bad = false, done = false, overflow = false;
-	uint64_t off = 0;
+	uint8_t hdr[HDR_MSG_LEN], reply[REPLY_LEN];
+	size_t hdr_have = 0, hdr_need = HDR_LEN;
+	bool bad = false, done = false, overflow = false, hdr_ok = false;
+	uint64_t off = 0, msgs_acked = 0;
 	ssize_t n, at;
-	int r;
+	int r, one = 1;
 
 	s->mptcp = is_mptcp_conn(fd);
 	while (!done) {
@@ -606,26 +648,46 @@ static bool serve_one(const struct opts *o, int fd, struct session *s,
 		uint8_t *p = buf;
 		size_t len = (size_t)n;
 
-		if (hdr_have < HDR_LEN) {
-			size_t k = HDR_LEN - hdr_have < len ? HDR_LEN - hdr_have : len;
+		while (!hdr_ok && len) {
+			size_t k = hdr_need - hdr_have < len ? hdr_need - hdr_have : len;
 
 			memcpy(hdr + hdr_have, p, k);
 			hdr_have += k;
 			p += k;
 			len -= k;
-			if (hdr_have < HDR_LEN)
+			if (hdr_have < hdr_need)
+				break;
+			if (hdr_need == HDR_LEN && !memcmp(hdr, MAGIC_MSG, 8)) {
+				hdr_need = HDR_MSG_LEN;	/* S follows */
 				continue;
-			if (memcmp(hdr, MAGIC, 8)) {
+			}
+			if (hdr_need == HDR_LEN && memcmp(hdr, MAGIC, 8)) {
 				snprintf(s->error, sizeof(s->error),
 					 "not a " PROG " client (bad magic)");
 				bad = true;
 				break;
 			}
+			hdr_ok = true;
 			s->expected = get_be64(hdr + 8);
-			if (!s->expected) {
-				done = true;
-				break;
+			if (hdr_need == HDR_MSG_LEN) {
+				s->msg_size = get_be64(hdr + 16);
+				if (!s->msg_size) {
+					snprintf(s->error, sizeof(s->error),
+						 "message mode with messages of 0 bytes");
+					bad = true;
+					break;
+				}
+				/* Acks are tiny and must not wait for Nagle. */
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			}
+		}
+		if (bad)
+			break;
+		if (!hdr_ok)
+			continue;
+		if (!s->expected) {
+			done = true;
+			break;
 		}
 		if (!len)
 			continue;
@@ -653,8 +715,25 @@ static bool serve_one(const struct opts *o, int fd, struct session *s,
 			break;
 		if (off == s->expected)
 			done = true;
+		if (s->msg_size) {
+			/* Messages whose every byte is here and checked. */
+			uint64_t m = done ? (s->expected + s->msg_size - 1) / s->msg_size
+					  : off / s->msg_size;
+			uint8_t ack[8];
+
+			if (m > msgs_acked) {
+				put_be64(ack, ACK_FLAG | m);
+				if (write_full(fd, ack, sizeof(ack), deadline)) {
+					snprintf(s->error, sizeof(s->error), "sending an ack: %s",
+						 errno ? strerror(errno) : "timed out");
+					done = false;
+					break;
+				}
+				msgs_acked = m;
+			}
+		}
 	}
-	if (hdr_have == HDR_LEN && s->expected == 0)
+	if (hdr_ok && s->expected == 0)
 		done = true;
 	s->verified = done && !bad;
 
@@ -662,7 +741,7 @@ static bool serve_one(const struct opts *o, int fd, struct session *s,
 	memcpy(reply, MAGIC, 8);
 	put_be64(reply + 8, s->received);
 	put_be64(reply + 16, s->verified ? 1 : 0);
-	if (hdr_have == HDR_LEN && !write_full(fd, reply, sizeof(reply),
+	if (hdr_ok && !write_full(fd, reply, sizeof(reply),
 					       now_ns() + 5 * NSEC_PER_SEC)) {
 		uint8_t bye;
 
@@ -879,10 +958,151 @@ static int client_connect(const struct opts *o, uint64_t deadline)
 	return fd;
 }
 
+/* Message mode (--msg-size): the client's view of the outstanding messages. */
+struct msg_state {
+	uint64_t *lat;		/* completion time of each message, ns */
+	uint64_t *post;		/* message k posted: in slot k % depth */
+	uint64_t nmsg, acked;	/* messages in all, acknowledged so far */
+	uint8_t rbuf[32];	/* bytes from the server not parsed yet */
+	size_t rlen;
+};
+
+/* Consume the ack records at the head of m->rbuf: 1 when what follows is
+ * the verdict (top bit clear), 0 when more is needed, -1 on a bad ack. */
+static int msg_parse(struct msg_state *m, unsigned int depth, uint64_t now)
+{
+	while (m->rlen && (m->rbuf[0] & 0x80)) {
+		uint64_t v;
+
+		if (m->rlen < 8)
+			return 0;
+		v = get_be64(m->rbuf) & ~ACK_FLAG;
+		m->rlen -= 8;
+		memmove(m->rbuf, m->rbuf + 8, m->rlen);
+		if (v < m->acked || v > m->nmsg)
+			return -1;
+		/* Each ack frees a slot: the message `depth` later is posted. */
+		for (; m->acked < v; m->acked++) {
+			m->lat[m->acked] = now - m->post[m->acked % depth];
+			m->post[m->acked % depth] = now;
+		}
+	}
+	return m->rlen ? 1 : 0;
+}
+
+/* Send o->bytes as messages of o->msg_size, at most o->depth of them
+ * unacknowledged, until every one is acknowledged (0), the server sent its
+ * verdict early (1: it gave up), or something failed (-1, errbuf says).
+ * A message is posted when a slot is free (the first `depth` at once, then
+ * one per ack), as mrc-perf posts a WRITE; its bytes then wait behind the
+ * earlier messages' in the stream, and that wait is part of its time. */
+static int send_messages(const struct opts *o, int fd, uint8_t *buf, uint64_t deadline,
+			 struct msg_state *m, char *errbuf, size_t errlen)
+{
+	const uint64_t S = o->msg_size, N = o->bytes;
+	uint64_t off = 0, limit, now = now_ns(), k;
+	size_t have = 0, pos = 0, len;
+	ssize_t n;
+	int r;
+
+	for (k = 0; k < o->depth && k < m->nmsg; k++)
+		m->post[k] = now;
+
+	while (m->acked < m->nmsg) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int ms;
+
+		limit = (m->acked + o->depth) * S;
+		if (limit > N)
+			limit = N;
+		if (off < limit)
+			p.events |= POLLOUT;
+		now = now_ns();
+		if (stop_flag || now >= deadline) {
+			snprintf(errbuf, errlen, "%s after %" PRIu64 " of %" PRIu64
+				 " messages acknowledged", stop_flag ? "stopped" : "timed out",
+				 m->acked, m->nmsg);
+			return -1;
+		}
+		ms = (int)((deadline - now) / NSEC_PER_MSEC) + 1;
+		r = poll(&p, 1, ms > 200 ? 200 : ms);
+		if (r < 0 && errno != EINTR) {
+			snprintf(errbuf, errlen, "poll: %s", strerror(errno));
+			return -1;
+		}
+		if (r <= 0)
+			continue;
+		if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
+			n = recv(fd, m->rbuf + m->rlen, sizeof(m->rbuf) - m->rlen, MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+				snprintf(errbuf, errlen, "%s after %" PRIu64 " of %" PRIu64
+					 " messages acknowledged",
+					 n ? strerror(errno) : "connection closed",
+					 m->acked, m->nmsg);
+				return -1;
+			}
+			if (n > 0) {
+				m->rlen += (size_t)n;
+				r = msg_parse(m, o->depth, now_ns());
+				if (r < 0) {
+					snprintf(errbuf, errlen, "bad ack from the server after %"
+						 PRIu64 " messages", m->acked);
+					return -1;
+				}
+				if (r == 1)
+					return 1;
+			}
+		}
+		if (!(p.revents & POLLOUT) || off >= limit)
+			continue;
+		if (pos == have) {
+			have = N - off < IO_SIZE ? (size_t)(N - off) : IO_SIZE;
+			pattern_fill(buf, off, have);
+			pos = 0;
+		}
+		len = have - pos;
+		if (len > limit - off)
+			len = (size_t)(limit - off);
+		n = send(fd, buf + pos, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			snprintf(errbuf, errlen, "send: %s after %" PRIu64 " bytes",
+				 strerror(errno), off);
+			return -1;
+		}
+		pos += (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pct-th percentile of n sorted values (the rank mrc-perf uses), in us. */
+static double percentile_us(const uint64_t *v, uint64_t n, unsigned int pct)
+{
+	uint64_t rank;
+
+	if (!n)
+		return 0;
+	rank = (n * pct + 99) / 100;
+	if (!rank)
+		rank = 1;
+	return (double)v[rank - 1] / 1e3;
+}
+
 static int run_client(const struct opts *o)
 {
 	uint64_t start = now_ns(), deadline = start + (uint64_t)o->timeout_s * NSEC_PER_SEC;
-	uint8_t *buf = malloc(IO_SIZE), hdr[HDR_LEN], reply[REPLY_LEN], bye = 0;
+	uint8_t *buf = malloc(IO_SIZE), hdr[HDR_MSG_LEN], reply[REPLY_LEN], bye = 0;
+	struct msg_state msg = { 0 };
+	size_t hdr_len = o->msg_size ? HDR_MSG_LEN : HDR_LEN;
 	struct subflow sf[MAX_SUBFLOWS];
 	uint64_t off = 0, t_first, t_end, got = 0;
 	size_t have = 0, pos = 0;
@@ -894,14 +1114,29 @@ static int run_client(const struct opts *o)
 	const char *err = NULL;
 	char errbuf[256];
 
-	if (!buf) {
+	if (o->msg_size) {
+		msg.nmsg = (o->bytes + o->msg_size - 1) / o->msg_size;
+		msg.lat = calloc(msg.nmsg, sizeof(*msg.lat));
+		msg.post = calloc(o->depth, sizeof(*msg.post));
+	}
+	if (!buf || (o->msg_size && (!msg.lat || !msg.post))) {
 		report("out of memory");
+		free(buf);
+		free(msg.lat);
+		free(msg.post);
 		return 1;
 	}
 	fd = client_connect(o, deadline);
 	if (fd < 0) {
 		free(buf);
+		free(msg.lat);
+		free(msg.post);
 		return 1;
+	}
+	if (o->msg_size) {
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	if (!getsockname(fd, (struct sockaddr *)&ls, &lsl))
 		addr_str((struct sockaddr *)&ls, local, sizeof(local));
@@ -911,13 +1146,26 @@ static int run_client(const struct opts *o)
 		       "or the path does not do MPTCP)");
 	report("connected to %s port %u from %s (%s)", o->host, o->port, local,
 	       mptcp ? "MPTCP" : "TCP");
-	memcpy(hdr, MAGIC, 8);
+	memcpy(hdr, o->msg_size ? MAGIC_MSG : MAGIC, 8);
 	put_be64(hdr + 8, o->bytes);
+	put_be64(hdr + 16, o->msg_size);
 	t_first = now_ns();
-	if (write_full(fd, hdr, sizeof(hdr), deadline)) {
+	if (write_full(fd, hdr, hdr_len, deadline)) {
 		snprintf(errbuf, sizeof(errbuf), "send: %s", strerror(errno));
 		err = errbuf;
 		goto out;
+	}
+	if (o->msg_size) {
+		r = send_messages(o, fd, buf, deadline, &msg, errbuf, sizeof(errbuf));
+		if (r < 0) {
+			err = errbuf;
+			goto out;
+		}
+		/* The verdict's first bytes may have come with the last ack. */
+		if (msg.rlen > sizeof(reply))
+			msg.rlen = sizeof(reply);
+		memcpy(reply, msg.rbuf, msg.rlen);
+		off = o->bytes;
 	}
 	while (off < o->bytes) {
 		ssize_t n;
@@ -947,7 +1195,8 @@ static int run_client(const struct opts *o)
 		pos += (size_t)n;
 		off += (uint64_t)n;
 	}
-	if (read_full(fd, reply, sizeof(reply), deadline) || memcmp(reply, MAGIC, 8)) {
+	if (read_full(fd, reply + msg.rlen, sizeof(reply) - msg.rlen, deadline) ||
+	    memcmp(reply, MAGIC, 8)) {
 		snprintf(errbuf, sizeof(errbuf), "no verdict from the server: %s",
 			 errno ? strerror(errno) : "connection closed");
 		err = errbuf;
@@ -955,7 +1204,7 @@ static int run_client(const struct opts *o)
 	}
 	t_end = now_ns();
 	got = get_be64(reply + 8);
-	verified = (get_be64(reply + 16) & 1) && got == o->bytes;
+	verified = (get_be64(reply + 16) & 1) && got == o->bytes && msg.acked == msg.nmsg;
 	if (mptcp)
 		nsf = mptcp_subflows(fd, sf, MAX_SUBFLOWS);
 	/* Goodbye: the server closes first and keeps the TIME_WAIT. */
@@ -981,6 +1230,14 @@ static int run_client(const struct opts *o)
 		for (i = 0; i < nsf; i++)
 			report("subflow %s -> %s: %" PRIu64 " bytes acked, %u retransmits",
 			       sf[i].local, sf[i].remote, sf[i].bytes_acked, sf[i].retrans);
+		if (o->msg_size) {
+			qsort(msg.lat, msg.nmsg, sizeof(*msg.lat), cmp_u64);
+			report("%" PRIu64 " messages of %" PRIu64 " bytes, depth %u: completion "
+			       "p50 %.3f us, p99 %.3f us, max %.3f us", msg.nmsg, o->msg_size,
+			       o->depth, percentile_us(msg.lat, msg.nmsg, 50),
+			       percentile_us(msg.lat, msg.nmsg, 99),
+			       percentile_us(msg.lat, msg.nmsg, 100));
+		}
 		if (o->json) {
 			printf("{\"bytes\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.6f, "
 			       "\"verified\": %s, \"server_bytes\": %" PRIu64 ", \"local\": ",
@@ -998,7 +1255,16 @@ static int run_client(const struct opts *o)
 				       ", \"retrans\": %u}", sf[i].bytes_acked, sf[i].bytes_sent,
 				       sf[i].retrans);
 			}
-			printf("], \"error\": null}\n");
+			printf("]");
+			if (o->msg_size) {
+				printf(", \"msg_size\": %" PRIu64 ", \"depth\": %u, \"ops\": %"
+				       PRIu64 ", \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
+				       "\"lat_max_us\": %.3f", o->msg_size, o->depth, msg.nmsg,
+				       percentile_us(msg.lat, msg.nmsg, 50),
+				       percentile_us(msg.lat, msg.nmsg, 99),
+				       percentile_us(msg.lat, msg.nmsg, 100));
+			}
+			printf(", \"error\": null}\n");
 		}
 	}
 out:
@@ -1014,6 +1280,8 @@ out:
 	fflush(stdout);
 	close(fd);
 	free(buf);
+	free(msg.lat);
+	free(msg.post);
 	return status;
 }
 

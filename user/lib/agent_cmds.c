@@ -22,6 +22,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "mrc/nscc.h"
+#include "lib/cc_view.h"
 #include "lib/doctor.h"
 #include "lib/ev_profile.h"
 #include "lib/ev_state.h"
@@ -422,6 +424,12 @@ struct qp_view {
 	struct mrc_tx_state tx;
 	struct mrc_rx_state rx;
 	uint64_t counters[N_QP_COUNTERS];
+	/* The QP's congestion window (info.cc_slot), when it has one. */
+	enum { QP_CC_NONE, QP_CC_OK, QP_CC_UNREADABLE } cc;
+	char cc_err[128];		/* UNREADABLE: why */
+	struct mrc_cc_view ccv;
+	bool have_ccp;			/* ccp read from mrc_cc */
+	struct mrc_nscc_params ccp;
 };
 
 static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
@@ -449,6 +457,39 @@ static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
 	}
 }
 
+/*
+ * The window of the QP, if it has one (several QPs to one destination
+ * share it). A fast path without congestion control has no mrc_cc_view:
+ * that is said, not a failure of the command.
+ */
+static void read_qp_cc(struct ctx *c, struct qp_view *v)
+{
+	const struct agent_maps *m = &c->env->maps;
+	uint32_t slot = v->info.cc_slot, key = slot - 1;
+	struct mrc_cc_state st;
+
+	v->cc = QP_CC_UNREADABLE;
+	if (!slot)
+		v->cc = QP_CC_NONE;
+	else if (m->cc_view < 0)
+		snprintf(v->cc_err, sizeof(v->cc_err), "mrc_cc_view is missing: the "
+			 "fast path mrcd loaded has no congestion control");
+	else if (slot > MRC_MAX_CC)
+		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %d of "
+			 "mrc_cc_view", slot, MRC_MAX_CC);
+	else if (bpf_map_lookup_elem(m->cc_view, &key, &v->ccv))
+		snprintf(v->cc_err, sizeof(v->cc_err), "reading window %u of "
+			 "mrc_cc_view: %s", slot, strerror(errno));
+	else
+		v->cc = QP_CC_OK;
+	/* The resolved parameters are a bonus: the view is what matters. */
+	if (v->cc == QP_CC_OK && m->cc >= 0 &&
+	    !bpf_map_lookup_elem_flags(m->cc, &key, &st, BPF_F_LOCK)) {
+		v->ccp = st.nscc.p;
+		v->have_ccp = true;
+	}
+}
+
 /* The parts a QP may lack (owner gone, counters) are left at zero. */
 static int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 {
@@ -473,6 +514,7 @@ static int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 	if (bpf_map_lookup_elem(m->rx, &slot, &v->rx))
 		memset(&v->rx, 0, sizeof(v->rx));
 	sum_percpu(m->qp_stats, slot, sizeof(struct mrc_qp_stats), v->counters);
+	read_qp_cc(c, v);
 	return 0;
 }
 
@@ -749,6 +791,7 @@ static void stats_row(struct ctx *c, const char *qpn, const char *state,
 static const char *const ctl_counter_names[] = {
 	"ev_events", "ev_events_lost", "demote_refused", "probes_answered",
 	"probe_responses", "probes_stamped", "port_status_rx", "ep_dropped",
+	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups",
 };
 
 #define N_CTL_COUNTERS	(sizeof(struct mrc_ctl_stats) / sizeof(uint64_t))
@@ -864,7 +907,87 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/* ---- congestion windows: resolved parameters -------------------------- */
+
+/* The members of resolved parameters (`show --derive`, `qp show`). */
+static void cc_params_json(struct json *j, const struct mrc_nscc_params *p)
+{
+	j_str(j, "algo", cc_algo_name(p->algo));
+	j_u64(j, "mtu", p->mtu);
+	j_u64(j, "base_rtt_ns", p->base_rtt_ns);
+	j_u64(j, "target_ns", p->target_ns);
+	j_u64(j, "max_cwnd_bytes", p->max_cwnd);
+	j_u64(j, "min_cwnd_bytes", p->min_cwnd);
+	j_u64(j, "fi_bytes", p->fi_bytes);
+	j_dbl(j, "fi_scale", p->fi_scale_milli / 1000.0);
+	j_u64(j, "eta_bytes", p->eta_bytes);
+	j_u64(j, "alpha_bytes", p->alpha_bytes);
+	j_u64(j, "qa_threshold_ns", p->qa_threshold_ns);
+	j_u64(j, "adjust_bytes", p->adjust_bytes);
+	j_u64(j, "adjust_period_ns", p->adjust_period_ns);
+	j_u64(j, "fast_delay_ns", p->fast_delay_ns);
+	j_dbl(j, "gamma", p->gamma_milli / 1000.0);
+	j_dbl(j, "max_md_jump", p->md_jump_milli / 1000.0);
+	j_u64(j, "qa_gate", p->qa_gate);
+	j_bool(j, "quick_adapt", !(p->flags & MRC_CC_F_DISABLE_QA));
+}
+
+/* ns as text; 0 as `zero`. */
+static const char *ns_str(uint32_t ns, const char *zero, char *buf, size_t len)
+{
+	if (!ns)
+		return zero;
+	snprintf(buf, len, "%.6g us", ns / 1e3);
+	return buf;
+}
+
+static void cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
+			   const char *indent)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+
+	fprintf(c->out, "%salgo %s, MTU %u bytes, window %u..%u bytes\n", indent,
+		cc_algo_name(p->algo), p->mtu, p->min_cwnd, p->max_cwnd);
+	fprintf(c->out, "%sbase RTT %s, target delay %s, queue empty below %s\n",
+		indent, ns_str(p->base_rtt_ns, "measured", b1, sizeof(b1)),
+		ns_str(p->target_ns, "0.75 x the measured base RTT", b2, sizeof(b2)),
+		ns_str(p->fast_delay_ns, "target / 8", b3, sizeof(b3)));
+	fprintf(c->out, "%salpha %u bytes, fi %u bytes, fi_scale %.3f, eta %u bytes, "
+		"paid out every %u bytes or %s\n", indent, p->alpha_bytes, p->fi_bytes,
+		p->fi_scale_milli / 1000.0, p->eta_bytes, p->adjust_bytes,
+		ns_str(p->adjust_period_ns, "base RTT", b4, sizeof(b4)));
+	fprintf(c->out, "%sgamma %.3f, max_md_jump %.3f, quick adapt %s (below "
+		"max_cwnd >> %u, also checked above %s delay)\n", indent,
+		p->gamma_milli / 1000.0, p->md_jump_milli / 1000.0,
+		p->flags & MRC_CC_F_DISABLE_QA ? "off" : "on", p->qa_gate,
+		ns_str(p->qa_threshold_ns, "4 x target", b1, sizeof(b1)));
+}
+
 /* ---- qp list / qp show ------------------------------------------------ */
+
+/* "cc": null without a window; with one, the view (and params in full). */
+static void qp_cc_json(struct json *j, const struct qp_view *v, bool full)
+{
+	if (v->cc == QP_CC_NONE) {
+		j_null(j, "cc");
+		return;
+	}
+	j_obj(j, "cc");
+	j_u64(j, "slot", v->info.cc_slot);
+	if (v->cc == QP_CC_UNREADABLE) {
+		j_str(j, "error", v->cc_err);
+	} else {
+		/* The members mrc-perf prints too (lib/cc_view.c). */
+		fputs(", ", j->f);
+		cc_view_json_members(j->f, &v->ccv);
+		if (full && v->have_ccp) {
+			j_obj(j, "params");
+			cc_params_json(j, &v->ccp);
+			j_end(j);
+		}
+	}
+	j_end(j);
+}
 
 static void qp_json(struct json *j, const struct qp_view *v, bool full)
 {
@@ -920,30 +1043,44 @@ static void qp_json(struct json *j, const struct qp_view *v, bool full)
 	for (size_t k = 0; k < N_QP_COUNTERS; k++)
 		j_u64(j, qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
 	j_end(j);
+	qp_cc_json(j, v, full);
 	j_end(j);
 }
 
 static void qp_list_header(struct ctx *c)
 {
-	fprintf(c->out, "%-5s %-6s %-8s %-7s %-32s %-18s %-10s %-10s %-10s %-10s %-10s %-8s\n",
+	fprintf(c->out, "%-5s %-6s %-8s %-7s %-32s %-18s %-10s %-10s %-10s %-10s %-10s %-8s %s\n",
 		"QPN", "STATE", "OWNER", "REMOTE", "PEERS", "EVS g/s/b/d/bk",
-		"SND_UNA", "SND_NXT", "CACK", "RX_DATA", "TX_STAMPED", "LOSSES");
+		"SND_UNA", "SND_NXT", "CACK", "RX_DATA", "TX_STAMPED", "LOSSES", "CWND");
+}
+
+/* The CWND column: bytes, "-" without a window, "off" with algorithm none. */
+static const char *qp_cwnd_str(const struct qp_view *v, char *buf, size_t len)
+{
+	if (v->cc == QP_CC_NONE)
+		return "-";
+	if (v->cc == QP_CC_UNREADABLE)
+		return "?";
+	if (v->ccv.algo == MRC_CC_NONE)
+		return "off";
+	snprintf(buf, len, "%u", v->ccv.cwnd);
+	return buf;
 }
 
 static void qp_list_row(struct ctx *c, const struct qp_view *v)
 {
-	char peers[8 * (INET6_ADDRSTRLEN + 1)], evs[48], owner[12];
+	char peers[8 * (INET6_ADDRSTRLEN + 1)], evs[48], owner[12], cwnd[16];
 
 	snprintf(evs, sizeof(evs), "%u/%u/%u/%u/%u", v->good, v->skip, v->bad,
 		 v->denied, v->backup);
 	snprintf(owner, sizeof(owner), "%u", v->owner);
 	fprintf(c->out, "%-5u %-6s %-8s %-7u %-32s %-18s %-10u %-10u %-10u %-10" PRIu64
-		" %-10" PRIu64 " %-8" PRIu64 "\n",
+		" %-10" PRIu64 " %-8" PRIu64 " %s\n",
 		v->qpn, qp_state_name(v->info.state), v->owner ? owner : "-",
 		v->info.remote_qpn, peers_str(&v->info, peers, sizeof(peers)), evs,
 		v->tx.snd_una, v->tx.snd_nxt, v->rx.cack,
 		v->counters[QP_COUNTER(rx_data)], v->counters[QP_COUNTER(tx_stamped)],
-		v->counters[QP_COUNTER(losses)]);
+		v->counters[QP_COUNTER(losses)], qp_cwnd_str(v, cwnd, sizeof(cwnd)));
 }
 
 static int cmd_qp_list(struct ctx *c, int argc, char **argv)
@@ -978,6 +1115,42 @@ static int cmd_qp_list(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+static void qp_cc_text(struct ctx *c, const struct qp_view *v)
+{
+	const struct mrc_cc_view *w = &v->ccv;
+	char cwnd[32];
+
+	if (v->cc == QP_CC_NONE) {
+		fprintf(c->out, "  cc           none (no window)\n");
+		return;
+	}
+	if (v->cc == QP_CC_UNREADABLE) {
+		fprintf(c->out, "  cc           window %u: %s\n", v->info.cc_slot, v->cc_err);
+		return;
+	}
+	if (w->algo == MRC_CC_NONE)
+		snprintf(cwnd, sizeof(cwnd), "unlimited");
+	else
+		snprintf(cwnd, sizeof(cwnd), "%u bytes", w->cwnd);
+	fprintf(c->out, "  cc           window %u: %s, cwnd %s, inflight %u bytes%s\n",
+		v->info.cc_slot, cc_algo_name(w->algo), cwnd, w->inflight,
+		w->waiting ? " (sender waiting)" : "");
+	fprintf(c->out, "    rtt        base %.3f us (min %.3f us), p50 %.3f us, p99 %.3f us "
+		"(%" PRIu64 " samples)\n", w->base_rtt_ns / 1e3, w->min_rtt_ns / 1e3,
+		cc_rtt_percentile_ns(w, 50) / 1e3, cc_rtt_percentile_ns(w, 99) / 1e3,
+		cc_rtt_samples(w));
+	fprintf(c->out, "    delay      avg %.3f us, target %.3f us\n",
+		w->avg_delay_ns / 1e3, w->target_ns / 1e3);
+	fprintf(c->out, "    events     md %" PRIu64 ", fast %" PRIu64 ", qa %" PRIu64
+		", trims %" PRIu64 ", losses %" PRIu64 "; %" PRIu64 " bytes acked\n",
+		(uint64_t)w->n_md, (uint64_t)w->n_fast, (uint64_t)w->n_qa,
+		(uint64_t)w->n_trims, (uint64_t)w->n_losses, (uint64_t)w->acked_bytes);
+	if (v->have_ccp) {
+		fprintf(c->out, "    params\n");
+		cc_params_text(c, &v->ccp, "      ");
+	}
+}
+
 static void qp_show_text(struct ctx *c, const struct qp_view *v)
 {
 	char peers[8 * (INET6_ADDRSTRLEN + 1)], buf[32];
@@ -1003,6 +1176,7 @@ static void qp_show_text(struct ctx *c, const struct qp_view *v)
 	for (size_t k = 0; k < N_QP_COUNTERS; k++)
 		fprintf(c->out, "    %-14s %" PRIu64 "\n",
 			qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
+	qp_cc_text(c, v);
 }
 
 static int cmd_qp_show(struct ctx *c, int argc, char **argv)
@@ -2071,114 +2245,246 @@ static int cmd_profile_ev_delete(struct ctx *c, int argc, char **argv)
 #define CC_GAMMA_DEFAULT	800
 #define CC_MAX_MD_JUMP_DEFAULT	500
 #define CC_QA_GATE_DEFAULT	3
-#define CC_QA_GATE_MAX		31	/* a shift of max_cwnd */
+#define CC_QA_GATE_MAX		31		/* a shift of max_cwnd */
+#define CC_FACTOR_MAX		1000000		/* fi-scale: 1000 x, in thousandths */
+#define CC_LINK_MBPS_MAX	10000000u	/* 10 Tb/s per plane */
+#define CC_US_MAX		(UINT32_MAX / 1000)	/* times are ns in 32 bits */
+#define CC_MTU_MIN		256		/* libmrc's path MTUs */
+#define CC_MTU_MAX		9000
+#define CC_BASE_RTTS_MAX	100		/* target, adjust period: base RTTs */
+
+/* How a profile parameter is typed on the command line, stored and shown. */
+enum cc_unit {
+	CC_US,		/* microseconds typed, ns stored */
+	CC_BYTES,	/* a size (64k), below 4 GiB */
+	CC_FRACTION,	/* (0, 1] with 3 decimals, stored x 1000 */
+	CC_FACTOR,	/* 0..1000 with 3 decimals, stored x 1000 */
+	CC_SHIFT,	/* 0..31 */
+	CC_MBPS,	/* Mb/s */
+};
+
+struct cc_param {
+	const char *opt;	/* the option, without "--" */
+	const char *key;	/* JSON key */
+	const char *name;	/* text label */
+	enum cc_unit unit;
+	size_t off;		/* its __u32 in struct mrc_cc_profile_rec */
+	const char *zero;	/* what 0 stands for; NULL: 0 is a plain value */
+	const char *example;
+};
+
+#define CC_REC(f)	offsetof(struct mrc_cc_profile_rec, f)
+
+/* In the order show prints them; JSON keys as in struct mrc_cc_profile_rec. */
+static const struct cc_param cc_params[] = {
+	{ "base-rtt-us", "base_rtt_ns", "base_rtt", CC_US, CC_REC(base_rtt_ns),
+	  "the smallest RTT measured", "20" },
+	{ "target-delay-us", "target_delay_ns", "target_delay", CC_US,
+	  CC_REC(target_delay_ns), "0.75 x base RTT", "15" },
+	{ "max-cwnd", "max_cwnd_bytes", "max_cwnd", CC_BYTES, CC_REC(max_cwnd_bytes),
+	  "1.5 x BDP", "256k" },
+	{ "link-mbps", "link_mbps", "link", CC_MBPS, CC_REC(link_mbps),
+	  "the slowest plane device's speed", "100000" },
+	{ "gamma", "gamma", "gamma", CC_FRACTION, CC_REC(gamma_milli), "0.8", "0.8" },
+	{ "max-md-jump", "max_md_jump", "max_md_jump", CC_FRACTION,
+	  CC_REC(max_md_jump_milli), "0.5", "0.5" },
+	{ "qa-gate", "qa_gate", "qa_gate", CC_SHIFT, CC_REC(qa_gate), "3", "3" },
+	{ "qa-threshold-us", "qa_threshold_ns", "qa_threshold", CC_US,
+	  CC_REC(qa_threshold_ns), "4 x target delay", "60" },
+	{ "fi", "fi_bytes", "fi", CC_BYTES, CC_REC(fi_bytes), "5 MTU x a", "32k" },
+	{ "fi-scale", "fi_scale", "fi_scale", CC_FACTOR, CC_REC(fi_scale_milli),
+	  "0.25 x a", "0.25 or 2.5" },
+	{ "eta", "eta_bytes", "eta", CC_BYTES, CC_REC(eta_bytes), "0.15 MTU x a", "1k" },
+	{ "alpha", "alpha_bytes", "alpha", CC_BYTES, CC_REC(alpha_bytes),
+	  "4 a b MTU", "64k" },
+	{ "adjust-bytes", "adjust_bytes", "adjust_bytes", CC_BYTES, CC_REC(adjust_bytes),
+	  "8 MTU", "32k" },
+	{ "adjust-period-us", "adjust_period_ns", "adjust_period", CC_US,
+	  CC_REC(adjust_period_ns), "base RTT", "20" },
+};
+
+#define N_CC_PARAMS	(sizeof(cc_params) / sizeof(cc_params[0]))
+
+static uint32_t cc_value(const struct mrc_cc_profile_rec *r, const struct cc_param *p)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)r + p->off, sizeof(v));
+	return v;
+}
+
+/* A parameter's option argument -> its stored value, or a usage error. */
+static int parse_cc_value(struct ctx *c, const struct cc_param *p, const char *s,
+			  uint32_t *out)
+{
+	uint64_t v;
+
+	switch (p->unit) {
+	case CC_US:
+		if (parse_u64(s, CC_US_MAX, &v))
+			return usage_error(c, "--%s: '%s' is not a number of us (0..%u; "
+					   "0 = %s)", p->opt, s, CC_US_MAX, p->zero);
+		*out = (uint32_t)v * 1000;
+		return 0;
+	case CC_BYTES:
+		if (parse_size(s, &v) || v > UINT32_MAX)
+			return usage_error(c, "--%s: '%s' is not a size in bytes below 4g "
+					   "(e.g. %s; 0 = %s)", p->opt, s, p->example, p->zero);
+		*out = (uint32_t)v;
+		return 0;
+	case CC_FRACTION:
+		if (parse_milli(s, 1000, out) || !*out)
+			return usage_error(c, "--%s: '%s' is not a fraction in (0, 1], e.g. %s",
+					   p->opt, s, p->example);
+		return 0;
+	case CC_FACTOR:
+		if (parse_milli(s, CC_FACTOR_MAX, out))
+			return usage_error(c, "--%s: '%s' is not a factor in 0..1000 with up "
+					   "to 3 decimals, e.g. %s (0 = %s)", p->opt, s,
+					   p->example, p->zero);
+		return 0;
+	case CC_SHIFT:
+		if (parse_u64(s, CC_QA_GATE_MAX, &v))
+			return usage_error(c, "--%s: '%s' is not a shift in 0..%d", p->opt, s,
+					   CC_QA_GATE_MAX);
+		*out = (uint32_t)v;
+		return 0;
+	case CC_MBPS:
+		if (parse_u64(s, CC_LINK_MBPS_MAX, &v))
+			return usage_error(c, "--%s: '%s' is not a speed in Mb/s (0..%u; "
+					   "0 = %s)", p->opt, s, CC_LINK_MBPS_MAX, p->zero);
+		*out = (uint32_t)v;
+		return 0;
+	}
+	return usage_error(c, "--%s: unknown unit", p->opt);
+}
+
+/* A value for text: with its unit, or what it stands for when 0. */
+static const char *cc_value_str(const struct cc_param *p, uint32_t v, char *buf,
+				size_t len)
+{
+	if (!v && p->zero)
+		snprintf(buf, len, "(derived: %s)", p->zero);
+	else if (p->unit == CC_US)
+		snprintf(buf, len, "%.6g us", v / 1e3);
+	else if (p->unit == CC_BYTES)
+		snprintf(buf, len, "%u bytes", v);
+	else if (p->unit == CC_FRACTION || p->unit == CC_FACTOR)
+		snprintf(buf, len, "%.3f", v / 1000.0);
+	else if (p->unit == CC_MBPS)
+		snprintf(buf, len, "%u Mb/s", v);
+	else
+		snprintf(buf, len, "%u", v);
+	return buf;
+}
+
+enum {
+	CC_OPT_ALGO = 0x2000, CC_OPT_ENABLE, CC_OPT_DISABLE, CC_OPT_QA_ON,
+	CC_OPT_QA_OFF, CC_OPT_PARAM = 0x2100,
+};
+
+/* create's and set's options: one per parameter, and the switches. */
+static const struct option *cc_edit_options(void)
+{
+	static struct option opts[N_CC_PARAMS + 8];
+	size_t i, n = 0;
+
+	if (opts[0].name)
+		return opts;
+	for (i = 0; i < N_CC_PARAMS; i++)
+		opts[n++] = (struct option){ cc_params[i].opt, required_argument, NULL,
+					     CC_OPT_PARAM + (int)i };
+	opts[n++] = (struct option){ "algo", required_argument, NULL, CC_OPT_ALGO };
+	opts[n++] = (struct option){ "enable", no_argument, NULL, CC_OPT_ENABLE };
+	opts[n++] = (struct option){ "disable", no_argument, NULL, CC_OPT_DISABLE };
+	opts[n++] = (struct option){ "enable-qa", no_argument, NULL, CC_OPT_QA_ON };
+	opts[n++] = (struct option){ "disable-qa", no_argument, NULL, CC_OPT_QA_OFF };
+	opts[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
+	opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	return opts;
+}
 
 struct cc_profile_edit {
-	const char *base_rtt, *target_delay, *max_cwnd, *gamma, *max_md_jump;
-	const char *qa_gate;
-	int enable;			/* -1 --disable, 1 --enable, 0 unchanged */
+	bool set[N_CC_PARAMS];
+	uint32_t val[N_CC_PARAMS];
+	int algo;		/* enum mrc_cc_algo; -1 = unchanged */
+	const char *algo_opt;	/* the option that chose it */
+	int qa;			/* quick adapt: 1 on, 0 off, -1 unchanged */
+	const char *qa_opt;
 	bool any;
 };
 
-/* "0.8" -> 800: a fraction in (0, 1] with up to three decimals. */
-static int parse_milli(const char *s, uint32_t *out)
+/* Switches may repeat, but not disagree (--enable --algo none). */
+static int cc_choose(struct ctx *c, int *cur, const char **cur_opt, int v,
+		     const char *opt)
 {
-	uint32_t whole = 0, frac = 0, scale = 100;
-	const char *p = s;
-
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	while (isdigit((unsigned char)*p) && whole < 10)
-		whole = whole * 10 + (uint32_t)(*p++ - '0');
-	if (*p == '.') {
-		if (!isdigit((unsigned char)*++p))
-			return -EINVAL;
-		for (; isdigit((unsigned char)*p); p++) {
-			if (!scale)
-				return -EINVAL;	/* more than three decimals */
-			frac += (uint32_t)(*p - '0') * scale;
-			scale /= 10;
-		}
-	}
-	if (*p || whole > 1 || whole * 1000 + frac > 1000 || whole * 1000 + frac == 0)
-		return -EINVAL;
-	*out = whole * 1000 + frac;
+	if (*cur >= 0 && *cur != v)
+		return usage_error(c, "%s and %s contradict each other", *cur_opt, opt);
+	*cur = v;
+	*cur_opt = opt;
 	return 0;
+}
+
+static int parse_cc_algo(struct ctx *c, const char *s, struct cc_profile_edit *e)
+{
+	if (!strcasecmp(s, "nscc"))
+		return cc_choose(c, &e->algo, &e->algo_opt, MRC_CC_NSCC, "--algo nscc");
+	if (!strcasecmp(s, "none"))
+		return cc_choose(c, &e->algo, &e->algo_opt, MRC_CC_NONE, "--algo none");
+	return usage_error(c, "--algo: '%s' is not an algorithm (nscc or none)", s);
 }
 
 static int parse_cc_opts(struct ctx *c, int argc, char **argv,
 			 struct cc_profile_edit *e)
 {
-	static const struct option opts[] = {
-		{ "base-rtt-us", required_argument, NULL, 'r' },
-		{ "target-delay-us", required_argument, NULL, 't' },
-		{ "max-cwnd", required_argument, NULL, 'w' },
-		{ "gamma", required_argument, NULL, 'g' },
-		{ "max-md-jump", required_argument, NULL, 'm' },
-		{ "qa-gate", required_argument, NULL, 'q' },
-		{ "disable", no_argument, NULL, 'd' },
-		{ "enable", no_argument, NULL, 'e' },
-		COMMON_OPTS, {}
-	};
-	uint64_t v;
-	uint32_t milli;
-	int o;
+	const struct option *opts = cc_edit_options();
+	int o, rc;
 
+	memset(e, 0, sizeof(*e));
+	e->algo = e->qa = -1;
 	while ((o = next_opt(c, argc, argv, opts)) != -1) {
 		switch (o) {
-		case 'r': e->base_rtt = optarg; break;
-		case 't': e->target_delay = optarg; break;
-		case 'w': e->max_cwnd = optarg; break;
-		case 'g': e->gamma = optarg; break;
-		case 'm': e->max_md_jump = optarg; break;
-		case 'q': e->qa_gate = optarg; break;
-		case 'd': e->enable = -1; break;
-		case 'e': e->enable = 1; break;
-		default: return AGENT_EXIT_USAGE;
+		case CC_OPT_ALGO:
+			rc = parse_cc_algo(c, optarg, e);
+			break;
+		case CC_OPT_ENABLE:
+			rc = cc_choose(c, &e->algo, &e->algo_opt, MRC_CC_NSCC, "--enable");
+			break;
+		case CC_OPT_DISABLE:
+			rc = cc_choose(c, &e->algo, &e->algo_opt, MRC_CC_NONE, "--disable");
+			break;
+		case CC_OPT_QA_ON:
+			rc = cc_choose(c, &e->qa, &e->qa_opt, 1, "--enable-qa");
+			break;
+		case CC_OPT_QA_OFF:
+			rc = cc_choose(c, &e->qa, &e->qa_opt, 0, "--disable-qa");
+			break;
+		default:
+			if (o < CC_OPT_PARAM || o >= CC_OPT_PARAM + (int)N_CC_PARAMS)
+				return AGENT_EXIT_USAGE;
+			rc = parse_cc_value(c, &cc_params[o - CC_OPT_PARAM], optarg,
+					    &e->val[o - CC_OPT_PARAM]);
+			e->set[o - CC_OPT_PARAM] = true;
+			break;
 		}
+		if (rc)
+			return rc;
 		e->any = true;
 	}
-	/* Times are stored in ns in 32 bits: at most 4.29 s. */
-	if (e->base_rtt && parse_u64(e->base_rtt, UINT32_MAX / 1000, &v))
-		return usage_error(c, "--base-rtt-us: '%s' is not a number of us (0..%u)",
-				   e->base_rtt, UINT32_MAX / 1000);
-	if (e->target_delay && parse_u64(e->target_delay, UINT32_MAX / 1000, &v))
-		return usage_error(c, "--target-delay-us: '%s' is not a number of us "
-				   "(0..%u; 0 = 0.75 x base RTT)", e->target_delay,
-				   UINT32_MAX / 1000);
-	if (e->max_cwnd && (parse_size(e->max_cwnd, &v) || v > UINT32_MAX))
-		return usage_error(c, "--max-cwnd: '%s' is not a size in bytes (e.g. 256k; "
-				   "0 = 1.5 x BDP)", e->max_cwnd);
-	if (e->gamma && parse_milli(e->gamma, &milli))
-		return usage_error(c, "--gamma: '%s' is not a fraction in (0, 1], e.g. 0.8",
-				   e->gamma);
-	if (e->max_md_jump && parse_milli(e->max_md_jump, &milli))
-		return usage_error(c, "--max-md-jump: '%s' is not a fraction in (0, 1], "
-				   "e.g. 0.5", e->max_md_jump);
-	if (e->qa_gate && parse_u64(e->qa_gate, CC_QA_GATE_MAX, &v))
-		return usage_error(c, "--qa-gate: '%s' is not a shift in 0..%d",
-				   e->qa_gate, CC_QA_GATE_MAX);
 	return 0;
 }
 
 static void apply_cc_edit(struct mrc_cc_profile_rec *r, const struct cc_profile_edit *e)
 {
-	uint64_t v;
-
-	if (e->base_rtt && !parse_u64(e->base_rtt, UINT32_MAX / 1000, &v))
-		r->base_rtt_ns = (uint32_t)v * 1000;
-	if (e->target_delay && !parse_u64(e->target_delay, UINT32_MAX / 1000, &v))
-		r->target_delay_ns = (uint32_t)v * 1000;
-	if (e->max_cwnd && !parse_size(e->max_cwnd, &v))
-		r->max_cwnd_bytes = (uint32_t)v;
-	if (e->gamma)
-		parse_milli(e->gamma, &r->gamma_milli);
-	if (e->max_md_jump)
-		parse_milli(e->max_md_jump, &r->max_md_jump_milli);
-	if (e->qa_gate && !parse_u64(e->qa_gate, CC_QA_GATE_MAX, &v))
-		r->qa_gate = (uint32_t)v;
-	if (e->enable)
-		r->enabled = e->enable > 0;
+	for (size_t i = 0; i < N_CC_PARAMS; i++)
+		if (e->set[i])
+			memcpy((char *)r + cc_params[i].off, &e->val[i], sizeof(e->val[i]));
+	if (e->algo >= 0)
+		r->algo = (uint8_t)e->algo;
+	if (e->qa == 0)
+		r->flags |= MRC_CC_F_DISABLE_QA;
+	else if (e->qa == 1)
+		r->flags &= ~(uint32_t)MRC_CC_F_DISABLE_QA;
 }
 
 static int read_cc_profile(struct ctx *c, uint32_t id, struct mrc_cc_profile_rec *r)
@@ -2207,58 +2513,83 @@ static int write_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r,
 	return failure(c, "writing CC profile %u: %s", id, strerror(errno));
 }
 
-static void cc_profile_json(struct json *j, const struct mrc_cc_profile_rec *r)
+/* `show --derive`: the parameters a window of this host would run with. */
+struct cc_derived {
+	uint32_t planes, link_mbps;
+	char link_from[IFNAMSIZ + 16];	/* "--link-mbps", "profile", "device p1" */
+	uint64_t bdp;
+	struct mrc_nscc_params p;
+};
+
+static void cc_profile_json(struct json *j, const struct mrc_cc_profile_rec *r,
+			    const struct cc_derived *d)
 {
 	j_obj(j, NULL);
 	j_u64(j, "id", r->id);
 	j_str(j, "state", ev_profile_state_name((enum ev_profile_state)r->state));
-	j_bool(j, "enabled", r->enabled);
-	j_u64(j, "base_rtt_ns", r->base_rtt_ns);
-	j_u64(j, "target_delay_ns", r->target_delay_ns);
-	j_u64(j, "max_cwnd_bytes", r->max_cwnd_bytes);
-	j_dbl(j, "gamma", r->gamma_milli / 1000.0);
-	j_dbl(j, "max_md_jump", r->max_md_jump_milli / 1000.0);
-	j_u64(j, "qa_gate", r->qa_gate);
+	j_str(j, "algo", cc_algo_name(r->algo));
+	j_bool(j, "enabled", r->algo == MRC_CC_NSCC);
+	for (size_t i = 0; i < N_CC_PARAMS; i++) {
+		const struct cc_param *p = &cc_params[i];
+
+		if (p->unit == CC_FRACTION || p->unit == CC_FACTOR)
+			j_dbl(j, p->key, cc_value(r, p) / 1000.0);
+		else
+			j_u64(j, p->key, cc_value(r, p));
+	}
+	j_bool(j, "quick_adapt", !(r->flags & MRC_CC_F_DISABLE_QA));
+	j_u64(j, "flags", r->flags);
+	if (d) {
+		j_obj(j, "derived");
+		j_u64(j, "planes", d->planes);
+		j_u64(j, "link_mbps", d->link_mbps);
+		j_str(j, "link_from", d->link_from);
+		j_u64(j, "bdp_bytes", d->bdp);
+		cc_params_json(j, &d->p);
+		j_end(j);
+	}
 	j_end(j);
 }
 
-static void cc_profile_text(struct ctx *c, const struct mrc_cc_profile_rec *r)
+static void cc_profile_text(struct ctx *c, const struct mrc_cc_profile_rec *r,
+			    const struct cc_derived *d)
 {
-	char target[40], cwnd[40];
+	char buf[64];
 
-	if (r->target_delay_ns)
-		snprintf(target, sizeof(target), "%.1f us", r->target_delay_ns / 1e3);
-	else
-		snprintf(target, sizeof(target), "0.75 x base RTT");
-	if (r->max_cwnd_bytes)
-		snprintf(cwnd, sizeof(cwnd), "%u bytes", r->max_cwnd_bytes);
-	else
-		snprintf(cwnd, sizeof(cwnd), "1.5 x BDP");
-	fprintf(c->out, "cc profile %u: %s, %s\n", r->id,
+	fprintf(c->out, "cc profile %u: %s, algo %s%s\n", r->id,
 		ev_profile_state_name((enum ev_profile_state)r->state),
-		r->enabled ? "enabled" : "disabled (window fixed at max_cwnd)");
-	fprintf(c->out, "  base_rtt %.1f us, target_delay %s, max_cwnd %s\n",
-		r->base_rtt_ns / 1e3, target, cwnd);
-	fprintf(c->out, "  gamma %.3f, max_md_jump %.3f, qa_gate %u\n",
-		r->gamma_milli / 1000.0, r->max_md_jump_milli / 1000.0, r->qa_gate);
+		cc_algo_name(r->algo), r->algo == MRC_CC_NONE ?
+		" (the window never limits: only the responder's does)" : "");
+	for (size_t i = 0; i < N_CC_PARAMS; i++)
+		fprintf(c->out, "  %-14s %s\n", cc_params[i].name,
+			cc_value_str(&cc_params[i], cc_value(r, &cc_params[i]), buf,
+				     sizeof(buf)));
+	fprintf(c->out, "  %-14s %s\n", "quick_adapt",
+		r->flags & MRC_CC_F_DISABLE_QA ? "off (--disable-qa)" : "on");
+	if (!d)
+		return;
+	fprintf(c->out, "derived for MTU %u, %u planes of %u Mb/s (%s): BDP %" PRIu64
+		" bytes\n", d->p.mtu, d->planes, d->link_mbps, d->link_from, d->bdp);
+	cc_params_text(c, &d->p, "  ");
 }
 
-static void print_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r)
+static void print_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r,
+			     const struct cc_derived *d)
 {
 	struct json j = { .f = c->out };
 
 	if (c->json)
-		cc_profile_json(&j, r);
+		cc_profile_json(&j, r, d);
 	else
-		cc_profile_text(c, r);
+		cc_profile_text(c, r, d);
 }
 
 static int cmd_profile_cc_create(struct ctx *c, int argc, char **argv)
 {
-	struct cc_profile_edit e = {};
+	struct cc_profile_edit e;
 	struct mrc_cc_profile_rec r = {
 		.state = EV_PROFILE_STATE_INIT,
-		.enabled = 1,
+		.algo = MRC_CC_NSCC,
 		.gamma_milli = CC_GAMMA_DEFAULT,
 		.max_md_jump_milli = CC_MAX_MD_JUMP_DEFAULT,
 		.qa_gate = CC_QA_GATE_DEFAULT,
@@ -2274,7 +2605,7 @@ static int cmd_profile_cc_create(struct ctx *c, int argc, char **argv)
 	if (write_cc_profile(c, &r, BPF_NOEXIST))
 		return AGENT_EXIT_FAIL;
 	if (c->json)
-		print_cc_profile(c, &r);
+		print_cc_profile(c, &r, NULL);
 	else
 		fprintf(c->out, "cc profile %u created: INIT\n", id);
 	return 0;
@@ -2282,7 +2613,7 @@ static int cmd_profile_cc_create(struct ctx *c, int argc, char **argv)
 
 static int cmd_profile_cc_set(struct ctx *c, int argc, char **argv)
 {
-	struct cc_profile_edit e = {};
+	struct cc_profile_edit e;
 	struct mrc_cc_profile_rec r;
 	uint32_t id;
 
@@ -2300,12 +2631,22 @@ static int cmd_profile_cc_set(struct ctx *c, int argc, char **argv)
 	apply_cc_edit(&r, &e);
 	if (write_cc_profile(c, &r, BPF_EXIST))
 		return AGENT_EXIT_FAIL;
-	print_cc_profile(c, &r);
+	print_cc_profile(c, &r, NULL);
 	return 0;
 }
 
+/* What ONLINE promises: parameters a window can run with. */
 static int check_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r)
 {
+	uint64_t base = r->base_rtt_ns, target = r->target_delay_ns ? r->target_delay_ns :
+						  base * 3 / 4;
+
+	if (r->algo != MRC_CC_NONE && r->algo != MRC_CC_NSCC)
+		return failure(c, "profile %u: unknown algorithm %u (nscc or none)", r->id,
+			       r->algo);
+	if (r->flags & ~(uint32_t)MRC_CC_F_DISABLE_QA)
+		return failure(c, "profile %u: unknown flags 0x%x", r->id,
+			       r->flags & ~(uint32_t)MRC_CC_F_DISABLE_QA);
 	if (!r->gamma_milli || r->gamma_milli > 1000)
 		return failure(c, "profile %u: gamma %.3f is outside (0, 1]", r->id,
 			       r->gamma_milli / 1000.0);
@@ -2315,9 +2656,33 @@ static int check_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r)
 	if (r->qa_gate > CC_QA_GATE_MAX)
 		return failure(c, "profile %u: qa_gate %u is above %d", r->id, r->qa_gate,
 			       CC_QA_GATE_MAX);
-	if (r->base_rtt_ns && r->target_delay_ns && r->target_delay_ns > 100 * r->base_rtt_ns)
+	if (r->fi_scale_milli > CC_FACTOR_MAX)
+		return failure(c, "profile %u: fi_scale %.3f is above 1000", r->id,
+			       r->fi_scale_milli / 1000.0);
+	if (r->link_mbps > CC_LINK_MBPS_MAX)
+		return failure(c, "profile %u: link %u Mb/s is above %u", r->id,
+			       r->link_mbps, CC_LINK_MBPS_MAX);
+	if (base && r->target_delay_ns > CC_BASE_RTTS_MAX * base)
 		return failure(c, "profile %u: target delay %u ns is over 100 base RTTs",
 			       r->id, r->target_delay_ns);
+	if (base && r->adjust_period_ns > CC_BASE_RTTS_MAX * base)
+		return failure(c, "profile %u: adjust period %u ns is over 100 base RTTs",
+			       r->id, r->adjust_period_ns);
+	if (r->qa_threshold_ns && r->qa_threshold_ns < target)
+		return failure(c, "profile %u: qa_threshold %u ns is below the target "
+			       "delay %" PRIu64 " ns (quick adapt is for delays far above it)",
+			       r->id, r->qa_threshold_ns, target);
+	if (r->max_cwnd_bytes && r->max_cwnd_bytes < 2 * CC_MTU_MIN)
+		return failure(c, "profile %u: max_cwnd %u bytes is less than two packets "
+			       "of the smallest MTU (%d bytes)", r->id, r->max_cwnd_bytes,
+			       CC_MTU_MIN);
+	if (r->max_cwnd_bytes && r->adjust_bytes > r->max_cwnd_bytes)
+		return failure(c, "profile %u: adjust_bytes %u is above max_cwnd %u bytes "
+			       "(a window would never ack that much between increases)",
+			       r->id, r->adjust_bytes, r->max_cwnd_bytes);
+	if (r->max_cwnd_bytes && r->eta_bytes > r->max_cwnd_bytes)
+		return failure(c, "profile %u: eta %u bytes is above max_cwnd %u bytes",
+			       r->id, r->eta_bytes, r->max_cwnd_bytes);
 	return 0;
 }
 
@@ -2345,7 +2710,7 @@ static int profile_cc_state(struct ctx *c, int argc, char **argv,
 	if (write_cc_profile(c, &r, BPF_EXIST))
 		return AGENT_EXIT_FAIL;
 	if (c->json)
-		print_cc_profile(c, &r);
+		print_cc_profile(c, &r, NULL);
 	else
 		fprintf(c->out, "cc profile %u is %s\n", id, ev_profile_state_name(to));
 	return 0;
@@ -2361,15 +2726,134 @@ static int cmd_profile_cc_offline(struct ctx *c, int argc, char **argv)
 	return profile_cc_state(c, argc, argv, EV_PROFILE_STATE_OFFLINE);
 }
 
+/* A device's speed in Mb/s as sysfs says it; 0 when it does not. */
+static uint32_t device_mbps(const char *ifname)
+{
+	char path[64 + IFNAMSIZ];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v > 0 && v <= (long)CC_LINK_MBPS_MAX ? (uint32_t)v : 0;
+}
+
+/* --derive's options; 0 = not given. */
+struct cc_derive_req {
+	bool on;
+	uint32_t mtu, planes, link_mbps;
+};
+
+/*
+ * What nscc_defaults() makes of the profile for `req`: planes default to
+ * this host's, the link speed to the profile's, then to the slowest plane
+ * device that reports one.
+ */
+static int derive_cc(struct ctx *c, const struct mrc_cc_profile_rec *r,
+		     const struct cc_derive_req *req, struct cc_derived *d)
+{
+	uint64_t base = r->base_rtt_ns ? r->base_rtt_ns : MRC_NSCC_ASSUMED_BASE_RTT_NS;
+	unsigned int i;
+
+	memset(d, 0, sizeof(*d));
+	d->planes = req->planes ? req->planes : c->env->n_planes;
+	if (!d->planes)
+		return failure(c, "this mrcd serves no planes: give --planes N");
+	d->link_mbps = req->link_mbps;
+	snprintf(d->link_from, sizeof(d->link_from), "--link-mbps");
+	if (!d->link_mbps && r->link_mbps) {
+		d->link_mbps = r->link_mbps;
+		snprintf(d->link_from, sizeof(d->link_from), "profile");
+	}
+	for (i = 0; !d->link_mbps && i < c->env->n_planes; i++) {
+		uint32_t mbps = device_mbps(c->env->planes[i].name);
+
+		if (mbps && (!d->link_mbps || mbps < d->link_mbps)) {
+			d->link_mbps = mbps;
+			snprintf(d->link_from, sizeof(d->link_from), "device %s",
+				 c->env->planes[i].name);
+		}
+	}
+	if (!d->link_mbps)
+		return failure(c, "no plane device reports its speed: give --link-mbps N "
+			       "(or set it in the profile)");
+	nscc_defaults(r, req->mtu, d->planes, d->link_mbps, &d->p);
+	/* The BDP the defaults start from, as nscc_defaults() computes it. */
+	d->bdp = (uint64_t)d->planes * d->link_mbps * 125000 / 1000 * base / 1000000;
+	if (d->bdp < req->mtu)
+		d->bdp = req->mtu;
+	return 0;
+}
+
+static int parse_derive_opts(struct ctx *c, int argc, char **argv,
+			     struct cc_derive_req *req)
+{
+	static const struct option opts[] = {
+		{ "derive", no_argument, NULL, 'D' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "planes", required_argument, NULL, 'p' },
+		{ "link-mbps", required_argument, NULL, 'l' },
+		COMMON_OPTS, {}
+	};
+	int o;
+
+	memset(req, 0, sizeof(*req));
+	while ((o = next_opt(c, argc, argv, opts)) != -1) {
+		switch (o) {
+		case 'D':
+			req->on = true;
+			break;
+		case 'm':
+			if (parse_u32_arg(c, "--mtu", optarg, CC_MTU_MAX, &req->mtu))
+				return AGENT_EXIT_USAGE;
+			if (req->mtu < CC_MTU_MIN)
+				return usage_error(c, "--mtu: path MTUs are %d..%d bytes",
+						   CC_MTU_MIN, CC_MTU_MAX);
+			break;
+		case 'p':
+			if (parse_u32_arg(c, "--planes", optarg, MRC_MAX_PLANES_ABI,
+					  &req->planes))
+				return AGENT_EXIT_USAGE;
+			if (!req->planes)
+				return usage_error(c, "--planes: 1..%d", MRC_MAX_PLANES_ABI);
+			break;
+		case 'l':
+			if (parse_u32_arg(c, "--link-mbps", optarg, CC_LINK_MBPS_MAX,
+					  &req->link_mbps))
+				return AGENT_EXIT_USAGE;
+			if (!req->link_mbps)
+				return usage_error(c, "--link-mbps: a speed of 1..%u Mb/s",
+						   CC_LINK_MBPS_MAX);
+			break;
+		default:
+			return AGENT_EXIT_USAGE;
+		}
+	}
+	if (!req->on && (req->mtu || req->planes || req->link_mbps))
+		return usage_error(c, "--mtu, --planes and --link-mbps go with --derive");
+	if (req->on && optind >= argc)
+		return usage_error(c, "--derive needs a profile ID");
+	if (req->on && !req->mtu)
+		return usage_error(c, "--derive needs --mtu BYTES (the QPs' path MTU, "
+				   "%d..%d)", CC_MTU_MIN, CC_MTU_MAX);
+	return 0;
+}
+
 static int cmd_profile_cc_show(struct ctx *c, int argc, char **argv)
 {
-	static const struct option opts[] = { COMMON_OPTS, {} };
 	struct json j = { .f = c->out };
 	uint32_t ids[MRC_MAX_PROFILES], id;
 	struct mrc_cc_profile_rec r;
+	struct cc_derive_req req;
+	struct cc_derived d;
 	int n, i, rc = 0;
 
-	if (next_opt(c, argc, argv, opts) != -1)
+	if (parse_derive_opts(c, argc, argv, &req))
 		return AGENT_EXIT_USAGE;
 	if (optind < argc) {
 		if (parse_profile_id(c, argc, argv, &id))
@@ -2378,7 +2862,9 @@ static int cmd_profile_cc_show(struct ctx *c, int argc, char **argv)
 			return 0;
 		if (read_cc_profile(c, id, &r))
 			return AGENT_EXIT_FAIL;
-		print_cc_profile(c, &r);
+		if (req.on && derive_cc(c, &r, &req, &d))
+			return AGENT_EXIT_FAIL;
+		print_cc_profile(c, &r, req.on ? &d : NULL);
 		return 0;
 	}
 	if (c->env->dry_run)
@@ -2394,9 +2880,9 @@ static int cmd_profile_cc_show(struct ctx *c, int argc, char **argv)
 			continue;
 		}
 		if (c->json)
-			cc_profile_json(&j, &r);
+			cc_profile_json(&j, &r, NULL);
 		else
-			cc_profile_text(c, &r);
+			cc_profile_text(c, &r, NULL);
 	}
 	if (c->json)
 		j_arr_end(&j);
@@ -2631,6 +3117,43 @@ struct command {
 	"  --min-active N         fewest active EVs (default count / 2)\n" \
 	"  --backups N            backup EVs per plane (default 0)\n"
 
+#define CC_PROFILE_SYNOPSIS \
+	"[--algo nscc|none] [--base-rtt-us N] [--target-delay-us N]\n" \
+	"                  [--max-cwnd BYTES] [--link-mbps N] [--gamma X] [--max-md-jump X]\n" \
+	"                  [--qa-gate N] [--qa-threshold-us N] [--fi BYTES] [--fi-scale X]\n" \
+	"                  [--eta BYTES] [--alpha BYTES] [--adjust-bytes BYTES]\n" \
+	"                  [--adjust-period-us N] [--enable-qa|--disable-qa] [--json]"
+
+#define CC_PROFILE_OPTS \
+	"  --algo nscc|none       congestion control (none: the window never limits,\n" \
+	"                         only the responder's does)\n" \
+	"  --enable               the same as --algo nscc\n" \
+	"  --disable              the same as --algo none\n" \
+	"  --base-rtt-us N        base RTT; 0 = the smallest RTT measured\n" \
+	"  --target-delay-us N    queueing delay aimed at; 0 = 0.75 x base RTT\n" \
+	"  --max-cwnd BYTES       largest and first window; 0 = 1.5 x BDP\n" \
+	"  --link-mbps N          one plane's speed in Mb/s; 0 = the slowest\n" \
+	"                         plane device's\n" \
+	"  --gamma X              decrease gain, (0, 1]\n" \
+	"  --max-md-jump X        smallest decrease factor, (0, 1]\n" \
+	"  --qa-gate N            quick adapt below max_cwnd >> N, 1..31; 0 = 3\n" \
+	"  --qa-threshold-us N    a delay above it also checks quick adapt;\n" \
+	"                         0 = 4 x target delay\n" \
+	"  --fi BYTES             fair increase per RTT; 0 = 5 MTU x a\n" \
+	"  --fi-scale X           fast increase factor, 0..1000 with up to 3\n" \
+	"                         decimals (0.25, 2.5); 0 = 0.25 x a\n" \
+	"  --eta BYTES            added per increase, once per base RTT;\n" \
+	"                         0 = 0.15 MTU x a\n" \
+	"  --alpha BYTES          proportional increase per RTT at zero delay;\n" \
+	"                         0 = 4 a b MTU\n" \
+	"  --adjust-bytes BYTES   increases are paid out every BYTES acked;\n" \
+	"                         0 = 8 MTU\n" \
+	"  --adjust-period-us N   ... or every N us; 0 = base RTT\n" \
+	"  --disable-qa           no quick adapt\n" \
+	"  --enable-qa            quick adapt (the default)\n" \
+	"BDP = planes x link speed x base RTT, a = BDP / 150 KB, b = target / 12 us.\n" \
+	"BYTES take k/m/g suffixes (64k = 65536); times are typed in us, kept in ns.\n"
+
 static const struct command commands[] = {
 	{ "status", cmd_status, "[--json]",
 	  "Planes (addresses, XDP mode, XDP and TC program ids), QPs by state and\n"
@@ -2640,9 +3163,14 @@ static const struct command commands[] = {
 	{ "qp list", cmd_qp_list, "[--json]",
 	  "QPs not in RESET: state, owner pid, remote QP and addresses, EV counts\n"
 	  "(active GOOD/SKIP, all ASSUMED_BAD/DENIED, usable backups), send and\n"
-	  "receive PSNs and the main counters." },
+	  "receive PSNs, the main counters and the congestion window (CWND: bytes,\n"
+	  "'-' without a window, 'off' with algorithm none)." },
 	{ "qp show", cmd_qp_show, "N [--json]",
-	  "One QP (N is its QP number), with all its counters." },
+	  "One QP (N is its QP number), with all its counters and its congestion\n"
+	  "window: algorithm, cwnd, bytes in flight, base and smallest RTT, RTT p50\n"
+	  "and p99 (upper bucket edges), average delay and target, how often it was\n"
+	  "cut (md), grew fast, quick-adapted (qa), saw trims and losses, bytes\n"
+	  "acked, and the parameters it runs with; 'none (no window)' without one." },
 	{ "ev list", cmd_ev_list, "--qp N [--json]",
 	  "The EV table of QP N: index, EV, plane, state, active or backup, and\n"
 	  "per-EV packets, bytes, acks, ECN marks, trims, losses and mean RTT." },
@@ -2706,23 +3234,27 @@ static const struct command commands[] = {
 	  "One EV profile, or all of them." },
 	{ "profile ev delete", cmd_profile_ev_delete, "ID [--json]",
 	  "Delete an EV profile that is not ONLINE." },
-	{ "profile cc create", cmd_profile_cc_create,
-	  "ID [--base-rtt-us N] [--target-delay-us N] [--max-cwnd BYTES]\n"
-	  "                  [--gamma X.Y] [--max-md-jump X.Y] [--qa-gate N] [--disable] [--json]",
-	  "Create NSCC profile ID (0..63) in state INIT. Defaults: gamma 0.8,\n"
-	  "max-md-jump 0.5, qa-gate 3, enabled; target delay 0 = 0.75 x base RTT,\n"
-	  "max-cwnd 0 = 1.5 x BDP of the slowest plane." },
-	{ "profile cc set", cmd_profile_cc_set,
-	  "ID [--base-rtt-us N] [--target-delay-us N] [--max-cwnd BYTES]\n"
-	  "                  [--gamma X.Y] [--max-md-jump X.Y] [--qa-gate N]\n"
-	  "                  [--enable|--disable] [--json]",
-	  "Change a CC profile that is not ONLINE." },
+	{ "profile cc create", cmd_profile_cc_create, "ID " CC_PROFILE_SYNOPSIS,
+	  "Create CC profile ID (0..63) in state INIT. Defaults: algo nscc, gamma 0.8,\n"
+	  "max-md-jump 0.5, qa-gate 3, quick adapt on; every other parameter 0 =\n"
+	  "derived when a QP connects, from the base RTT, the planes' speed and the\n"
+	  "MTU (what they come to: 'profile cc show ID --derive --mtu BYTES').\n" CC_PROFILE_OPTS },
+	{ "profile cc set", cmd_profile_cc_set, "ID " CC_PROFILE_SYNOPSIS,
+	  "Change a CC profile that is not ONLINE.\n" CC_PROFILE_OPTS },
 	{ "profile cc online", cmd_profile_cc_online, "ID [--json]",
 	  "Check the parameters and make the profile usable (from OFFLINE)." },
 	{ "profile cc offline", cmd_profile_cc_offline, "ID [--json]",
 	  "INIT -> OFFLINE, or ONLINE -> OFFLINE to edit it." },
-	{ "profile cc show", cmd_profile_cc_show, "[ID] [--json]",
-	  "One CC profile, or all of them." },
+	{ "profile cc show", cmd_profile_cc_show,
+	  "[ID] [--derive --mtu BYTES [--planes N] [--link-mbps N]] [--json]",
+	  "One CC profile, or all of them; every parameter, '(derived: ...)' for 0.\n"
+	  "  --derive         also the parameters a window would run with: what\n"
+	  "                   the defaults make of the profile (nscc_defaults())\n"
+	  "  --mtu BYTES      the QPs' path MTU, 256..9000 (required with --derive)\n"
+	  "  --planes N       planes, 1..8 (default: this host's; a QP counts the\n"
+	  "                   plane addresses of its peer)\n"
+	  "  --link-mbps N    one plane's speed (default: the profile's link-mbps,\n"
+	  "                   else the slowest plane device's speed)" },
 	{ "profile cc delete", cmd_profile_cc_delete, "ID [--json]",
 	  "Delete a CC profile that is not ONLINE." },
 };
@@ -2773,7 +3305,7 @@ void agent_cmd_usage(FILE *f)
 "  status                       planes, QPs by state, XDP drop counters\n"
 "  stats                        drop counters and per-QP counter sums\n"
 "  qp list                      QPs that are not in RESET\n"
-"  qp show N                    one QP with all its counters\n"
+"  qp show N                    one QP with all its counters and its window\n"
 "  ev list --qp N               a QP's EV table with per-EV counters\n"
 "  ev deny --qp N SELECTOR      take EVs out of service (state DENIED)\n"
 "  ev allow --qp N SELECTOR     put DENIED EVs back (state GOOD)\n"
@@ -2786,7 +3318,7 @@ void agent_cmd_usage(FILE *f)
 "                               round-trip times of one path\n"
 "  doctor                       check the host, say what to fix (no mrcd)\n"
 "  profile ev create|set|online|offline|show|delete ...   EV profiles\n"
-"  profile cc create|set|online|offline|show|delete ...   NSCC profiles\n"
+"  profile cc create|set|online|offline|show|delete ...   CC (NSCC) profiles\n"
 "\n"
 "  --pin-dir DIR   the agent's pin folder (default %s)\n"
 "  --json          print one JSON document\n"

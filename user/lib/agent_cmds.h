@@ -39,10 +39,14 @@ struct agent_plane_info {
 	uint32_t tc_prog_id;		/* program of our TC filter; 0 = none */
 };
 
-/* The pinned maps, by fd (-1 where a map is missing). */
+/*
+ * The pinned maps, by fd (-1 where a map is missing: cc and cc_view, the
+ * congestion windows, are absent from a fast path older than NSCC).
+ */
 struct agent_maps {
 	int cfg, planes, plane_of, qps, qp_owner, qp_evs, ev_stats;
 	int ev_profiles, cc_profiles, qp_stats, drops, rx, tx, ctl_stats;
+	int cc, cc_view;
 };
 
 /*

@@ -49,7 +49,7 @@ static const char *const map_names[] = {
 	"mrc_peers", "mrc_qp_evs", "mrc_rx", "mrc_tx", "mrc_ev_stats",
 	"mrc_send_log", "mrc_rev_evs", "mrc_plane_of", "mrc_ev_profiles",
 	"mrc_cc_profiles", "mrc_events", "mrc_qp_stats", "mrc_drops",
-	"mrc_ev_events", "mrc_ctl_stats",
+	"mrc_ev_events", "mrc_ctl_stats", "mrc_cc", "mrc_cc_owner", "mrc_cc_view",
 };
 #define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
 

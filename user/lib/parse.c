@@ -113,32 +113,69 @@ int parse_size(const char *s, uint64_t *out)
 	return err ? err : apply_unit(num, unit, units, out);
 }
 
-int parse_percent_ppm(const char *s, uint32_t *out)
+/*
+ * A decimal with at most `decimals` decimals, scaled by 10^decimals
+ * ("2.5" with 3 decimals is 2500); *rest is what follows it.
+ */
+static int split_decimal(const char *s, unsigned int decimals, uint64_t *scaled,
+			 const char **rest)
 {
-	uint64_t whole, frac = 0, scale = 10000;
-	const char *rest;
-	int err = split_number(s, &whole, &rest);
+	uint64_t whole, frac = 0, unit = 1, scale;
+	int err = split_number(s, &whole, rest);
 
 	if (err)
 		return err;
-	if (*rest == '.') {
-		rest++;
-		if (!isdigit((unsigned char)*rest))
+	while (decimals--)
+		unit *= 10;
+	scale = unit;
+	if (**rest == '.') {
+		(*rest)++;
+		if (!isdigit((unsigned char)**rest))
 			return -EINVAL;
-		/* Up to four decimals: 2.5% = 25000 ppm. */
-		for (; isdigit((unsigned char)*rest); rest++) {
+		for (; isdigit((unsigned char)**rest); (*rest)++) {
 			if (scale == 1)
-				return -EINVAL;
+				return -EINVAL;	/* too many decimals */
 			scale /= 10;
-			frac += (uint64_t)(*rest - '0') * scale;
+			frac += (uint64_t)(**rest - '0') * scale;
 		}
 	}
+	if (mul_checked(whole, unit, scaled) || *scaled > UINT64_MAX - frac)
+		return -ERANGE;
+	*scaled += frac;
+	return 0;
+}
+
+int parse_percent_ppm(const char *s, uint32_t *out)
+{
+	const char *rest;
+	uint64_t v;
+	/* Up to four decimals: 2.5% = 25000 ppm. */
+	int err = split_decimal(s, 4, &v, &rest);
+
+	if (err)
+		return err;
 	if (*rest == '%')
 		rest++;
 	if (*rest)
 		return -EINVAL;
-	if (whole > 100 || (whole == 100 && frac))
+	if (v > 1000000)
 		return -ERANGE;
-	*out = (uint32_t)(whole * 10000 + frac);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int parse_milli(const char *s, uint32_t max, uint32_t *out)
+{
+	const char *rest;
+	uint64_t v;
+	int err = split_decimal(s, 3, &v, &rest);
+
+	if (err)
+		return err;
+	if (*rest)
+		return -EINVAL;
+	if (v > max)
+		return -ERANGE;
+	*out = (uint32_t)v;
 	return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * Parsing of the numbers people type on command lines: rates, sizes,
- * percentages. Every parser returns 0 or -EINVAL/-ERANGE and never accepts
- * trailing garbage, so "10x" is an error rather than 10.
+ * percentages, fractions. Every parser returns 0 or -EINVAL/-ERANGE and
+ * never accepts trailing garbage, so "10x" is an error rather than 10.
  */
 #ifndef MRC_PARSE_H
 #define MRC_PARSE_H
@@ -21,5 +21,12 @@ int parse_size(const char *s, uint64_t *out);
 
 /* Percentage 0..100 with up to 4 decimals, returned in parts per million. */
 int parse_percent_ppm(const char *s, uint32_t *out);
+
+/*
+ * Non-negative decimal with up to 3 decimals, returned x 1000 ("0.25" ->
+ * 250, "2.5" -> 2500, "7" -> 7000), at most `max` (in thousandths):
+ * the fractions and factors of CC profiles.
+ */
+int parse_milli(const char *s, uint32_t max, uint32_t *out);
 
 #endif

@@ -228,6 +228,7 @@ static void context_free(struct mrc_context *ctx)
 		free(ctx->mrs[i]);
 	free(ctx->mrs);
 	free(ctx->rx_scratch);
+	mrc_cc_close(ctx);
 	if (ctx->ring)
 		ring_buffer__free(ctx->ring);
 	if (ctx->ctx_claimed) {
@@ -276,6 +277,8 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	ctx->fd_tx = ctx->fd_qp_stats = -1;
 	ctx->fd_ev_profiles = ctx->fd_ev_stats = ctx->fd_send_log = -1;
 	ctx->fd_rev_evs = -1;
+	ctx->fd_cc = ctx->fd_cc_owner = ctx->fd_cc_view = ctx->fd_cc_profiles = -1;
+	ctx->cc_epfd = -1;
 
 	err = open_maps(ctx);
 	if (!err)
@@ -284,6 +287,8 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 		err = claim_event_ring(ctx);
 	if (!err)
 		err = open_socket(ctx);
+	if (!err)
+		err = mrc_cc_open(ctx);
 	if (err) {
 		context_free(ctx);
 		return mrc_err_ptr(-err);
@@ -505,16 +510,9 @@ int mrc_cq_push(struct mrc_cq *cq, const struct mrc_wc *wc)
 /* Drive every QP of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
-	if (ring_buffer__consume(ctx->ring) <= 0 && !mrc_rx_progress(ctx) &&
-	    ++ctx->idle_polls >= 16) {
-		/*
-		 * Nothing arrived for a while: let the kernel's softirq and
-		 * NAPI threads run, they carry our packets (busy polling on
-		 * few cores otherwise starves them).
-		 */
-		sched_yield();
-		ctx->idle_polls = 0;
-	}
+	bool busy = ring_buffer__consume(ctx->ring) > 0;
+
+	busy |= mrc_rx_progress(ctx) > 0;
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 
@@ -524,6 +522,21 @@ static void progress(struct mrc_context *ctx)
 		mrc_tx_progress(qp);
 	}
 	ring_buffer__consume(ctx->ring);
+	if (busy) {
+		ctx->idle_polls = 0;
+		return;
+	}
+	if (++ctx->idle_polls < 16)
+		return;
+	/*
+	 * Nothing arrived for a while: sleep when no QP can do anything (XDP
+	 * or the socket wakes us), otherwise let the kernel's softirq and
+	 * NAPI threads run, they carry our packets (busy polling on few
+	 * cores otherwise starves them).
+	 */
+	if (!mrc_idle_wait(ctx))
+		sched_yield();
+	ctx->idle_polls = 0;
 }
 
 int mrc_poll_cq(struct mrc_cq *cq, int n, struct mrc_wc *wc)

@@ -73,6 +73,15 @@ struct mrc_send_wqe {
 
 #define MRC_EV_MARK_SLOTS	256	/* receiver verdict table, power of 2 */
 
+/* A congestion window of this context: one per destination (cc.c). */
+struct mrc_cc_group {
+	uint8_t peer[16];		/* the destination (its first plane address) */
+	uint32_t slot;			/* index into mrc_cc and mrc_cc_view */
+	uint32_t refs;			/* QPs sharing it; 0 = free */
+	uint64_t inflight;		/* bytes, summed over those QPs */
+	struct mrc_cc_view *view;	/* mmapped */
+};
+
 struct mrc_qp {
 	struct mrc_context *ctx;
 	uint32_t qpn;
@@ -106,6 +115,9 @@ struct mrc_qp {
 	uint32_t una_seen;		/* snd_una at the last timer check */
 	uint64_t rto_deadline_ns;
 	uint32_t retries;
+	struct mrc_cc_group *cc;	/* the destination's window, NULL = none */
+	uint64_t cc_inflight;		/* this QP's bytes in it */
+	bool cc_blocked;		/* the window held a send back this round */
 
 	/* responder */
 	struct mrc_rx_state *rx;	/* mmapped, shared with XDP */
@@ -167,6 +179,12 @@ struct mrc_context {
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
 	unsigned int idle_polls;
 
+	/* congestion windows (cc.c) */
+	int fd_cc, fd_cc_owner, fd_cc_view, fd_cc_profiles, cc_epfd;
+	struct mrc_cc_view *cc_view;	/* mmapped mrc_cc_view */
+	struct mrc_cc_group cc[MRC_MAX_CC];
+	uint64_t cc_sleeps;
+
 	struct mrc_async_event async[64];
 	uint32_t async_head, async_tail;
 };
@@ -183,6 +201,19 @@ struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);
 /* cq.c */
 int mrc_cq_push(struct mrc_cq *cq, const struct mrc_wc *wc);
 
+/* cc.c */
+int mrc_cc_open(struct mrc_context *ctx);
+void mrc_cc_close(struct mrc_context *ctx);
+int mrc_cc_attach(struct mrc_qp *qp);
+void mrc_cc_detach(struct mrc_qp *qp);
+uint32_t mrc_cc_slot(const struct mrc_qp *qp);
+void mrc_cc_refresh(struct mrc_qp *qp);
+bool mrc_cc_has_room(const struct mrc_qp *qp);
+bool mrc_cc_may_send(struct mrc_qp *qp);
+bool mrc_cc_nearly_full(const struct mrc_qp *qp);
+void mrc_cc_sent(struct mrc_qp *qp);
+bool mrc_idle_wait(struct mrc_context *ctx);
+
 /* qp.c */
 void mrc_qp_to_error(struct mrc_qp *qp, enum mrc_wc_status first_status,
 		     uint32_t psn);
@@ -192,6 +223,8 @@ int mrc_qp_publish_state(struct mrc_qp *qp);
 void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n);
 
 /* send.c */
+bool mrc_tx_wants_cpu(struct mrc_qp *qp);
+bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns);
 void mrc_tx_progress(struct mrc_qp *qp);
 void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
 void mrc_tx_reset(struct mrc_qp *qp);

@@ -280,6 +280,7 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 		.n_peer_addrs = qp->n_peers,
 		.ev_format = qp->ev_format,
 		.n_evs = qp->state >= MRC_QP_RTR ? qp->n_evs : 0,
+		.cc_slot = qp->state == MRC_QP_RTS ? mrc_cc_slot(qp) : 0,
 	};
 
 	for (int i = 0; i < qp->n_peers; i++)
@@ -441,7 +442,8 @@ static int to_rts(struct mrc_qp *qp, int mask)
 	if (!(mask & MRC_QP_ATTR_SQ_PSN))
 		return -EINVAL;
 	reset_requester(qp);
-	return 0;
+	/* The window is the requester's: it comes with RTS. */
+	return mrc_cc_attach(qp);
 }
 
 static int to_reset(struct mrc_qp *qp)
@@ -449,6 +451,7 @@ static int to_reset(struct mrc_qp *qp)
 	if (qp->state != MRC_QP_RESET && qp->state != MRC_QP_ERROR)
 		mrc_qp_to_error(qp, MRC_WC_WR_FLUSH_ERR, 0);
 	remove_peers(qp);
+	mrc_cc_detach(qp);
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	qp->n_peers = 0;
 	qp->state = MRC_QP_RESET;
@@ -535,6 +538,8 @@ int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out)
 	if (!qp || !out)
 		return mrc_err(EINVAL);
 	*out = qp->counters;
+	out->cc_slot = mrc_cc_slot(qp);
+	out->cc_sleeps = qp->ctx->cc_sleeps;
 	return 0;
 }
 
@@ -611,6 +616,7 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	remove_peers(qp);
 	qp->state = MRC_QP_RESET;
 	mrc_qp_publish_state(qp);
+	mrc_cc_detach(qp);
 	bpf_map_delete_elem(ctx->fd_qp_owner, &qp->qpn);
 	ctx->qps[qp->slot] = NULL;
 	qp->init.send_cq->refs--;

@@ -7,8 +7,9 @@
  * them is placed; answer with SACKs and NACKs.
  *
  * XDP has already dropped what is malformed, unknown, out of window or
- * duplicate. The checks repeat here because the socket is reachable
- * without XDP (and placement must never trust a single gate).
+ * duplicate, and answered trimmed headers with a NACK itself
+ * (bpf/trim_nack.h). The checks repeat here because the socket is
+ * reachable without XDP (and placement must never trust a single gate).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -179,6 +180,8 @@ static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 	pkt.n.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
 	pkt.n.ev = htonl(ntohs(p->from->sin6_port));
 	pkt.n.reason = reason;
+	if (qp->trigger.psn == p->psn24)	/* note_trigger() ran first */
+		pkt.n.ts_echo = htons(qp->trigger.ts);
 	/* The verdict may fall on a trimmed packet: it rides in the NACK. */
 	if (qp->trigger.m == MRC_M_ALWAYS_SKIP && qp->trigger.psn == p->psn24) {
 		pkt.n.m = MRC_M_ALWAYS_SKIP;
@@ -384,11 +387,15 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	}
 	if (plen > ntohl(reth->length))
 		return;
-	if (plen == 0 && ntohl(reth->length) > 0) {
-		/* A trimmed header: ask for it again at once. */
-		send_nack(qp, p, MRC_NACK_TRIMMED);
+	/*
+	 * A trimmed header (no data of a message that has some) never comes
+	 * this way: XDP answers it with a NACK. One sent to the socket's own
+	 * port bypasses XDP; it must not be placed (its PSN would be acked
+	 * without its bytes). The requester resends it when a SACK shows it
+	 * missing.
+	 */
+	if (plen == 0 && ntohl(reth->length) > 0)
 		return;
-	}
 	if (!access_ok(qp, p, reth, plen)) {
 		refuse_access(qp, p);
 		return;

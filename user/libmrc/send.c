@@ -161,7 +161,8 @@ static int payload_iov(const struct mrc_send_wqe *wqe, uint64_t off,
 }
 
 static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
-		       const struct mrc_send_wqe *wqe, uint32_t k, bool retx)
+		       const struct mrc_send_wqe *wqe, uint32_t k, bool retx,
+		       bool ack_req)
 {
 	struct data_hdr *h = &b->hdr[b->n];
 	struct iovec *iov = b->iov[b->n];
@@ -172,7 +173,7 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	uint8_t op = packet_opcode(wqe, k), flags = MRC_BTH_F_TS;
 	size_t hlen;
 
-	if (k == wqe->npkts - 1 || retx || psn % MRC_ACK_EVERY == 0)
+	if (k == wqe->npkts - 1 || retx || ack_req || psn % MRC_ACK_EVERY == 0)
 		flags |= MRC_BTH_F_ACK_REQ;
 	if (retx)
 		flags |= MRC_BTH_F_RETX;
@@ -203,8 +204,10 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 
 	qp->counters.tx_packets++;
 	qp->counters.tx_bytes += len;
-	if (retx)
+	if (retx) {
 		qp->counters.tx_retransmits++;
+		qp->counters.retx_bytes += len;
+	}
 }
 
 /* Returns how many were sent; a full socket buffer just ends the round. */
@@ -270,13 +273,16 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 		wqe = wqe_of_psn(qp, psn);
 		if (!wqe)
 			continue;
-		add_packet(qp, b, wqe, psn - wqe->first_psn, true);
+		add_packet(qp, b, wqe, psn - wqe->first_psn, true, false);
 		if (b->n == MRC_TX_BATCH)
 			flush_batch(qp, b);
 	}
 }
 
-/* New packets, as far as the responder's window [una, una + MPR) allows. */
+/*
+ * New packets, as far as the responder's window [una, una + MPR) and the
+ * destination's congestion window allow.
+ */
 static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 {
 	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
@@ -286,13 +292,14 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_send);
 		uint32_t psn = wqe->first_psn + qp->sq_next_pkt;
 
-		if (psn - una >= window)
+		if (psn - una >= window || !mrc_cc_may_send(qp))
 			break;
 		/* This ring slot may still hold bits of psn - window. */
 		mrc_bit_clear(qp->tx->sacked, psn);
 		qp->snd_nxt = psn + 1;
 		__atomic_store_n(&qp->tx->snd_nxt, qp->snd_nxt, __ATOMIC_RELEASE);
-		add_packet(qp, b, wqe, qp->sq_next_pkt, false);
+		add_packet(qp, b, wqe, qp->sq_next_pkt, false, mrc_cc_nearly_full(qp));
+		mrc_cc_sent(qp);
 		if (++qp->sq_next_pkt == wqe->npkts) {
 			qp->sq_next_pkt = 0;
 			qp->sq_send++;
@@ -300,6 +307,39 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		if (b->n == MRC_TX_BATCH && flush_batch(qp, b) < MRC_TX_BATCH)
 			break;	/* socket full: the rest goes next round */
 	}
+}
+
+/*
+ * Does the QP need the CPU right now: resends queued, or a new packet that
+ * both windows (the responder's MPR, the destination's cwnd) would let go?
+ * Idle and window-blocked QPs do not: their context may sleep.
+ */
+bool mrc_tx_wants_cpu(struct mrc_qp *qp)
+{
+	uint32_t una, psn;
+
+	if (qp->state != MRC_QP_RTS)
+		return false;
+	if (qp->retx_head != qp->retx_tail)
+		return true;
+	if (qp->sq_send == qp->sq_tail)
+		return false;
+	una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	psn = wqe_at(qp, qp->sq_send)->first_psn + qp->sq_next_pkt;
+	if (psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT)
+		return false;
+	mrc_cc_refresh(qp);
+	return mrc_cc_has_room(qp);
+}
+
+/* Has the QP packets out that a timer may have to resend (its deadline)? */
+bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns)
+{
+	if (qp->state != MRC_QP_RTS || qp->attr.timeout == 0 ||
+	    __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE) == qp->snd_nxt)
+		return false;
+	*deadline_ns = qp->rto_deadline_ns;
+	return true;
 }
 
 /* ---- timer ------------------------------------------------------------- */
@@ -472,6 +512,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	run_timer(qp);
 	if (qp->state != MRC_QP_RTS)
 		return;
+	mrc_cc_refresh(qp);
 	b.n = 0;
 	send_retransmissions(qp, &b);
 	send_new(qp, &b);
@@ -482,24 +523,29 @@ void mrc_tx_progress(struct mrc_qp *qp)
 
 static void on_completion(struct mrc_qp *qp, const struct mrc_event *evt)
 {
-	struct mrc_send_wqe *wqe;
-	struct mrc_wc wc = { .opcode = MRC_WC_WRITE, .qp_num = qp->qpn };
+	/*
+	 * XDP completes WRITEs in posting order, but the events of two
+	 * consecutive ones, written by SACKs on two CPUs, may reach the ring
+	 * in either order. A WRITE is complete once the cumulative ack passed
+	 * its last PSN, so an event for a later WRITE completes every one
+	 * before it too; the earlier event, arriving after, is then old.
+	 */
+	while (qp->sq_head != qp->sq_send) {
+		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_head);
+		struct mrc_wc wc = { .opcode = MRC_WC_WRITE, .qp_num = qp->qpn };
+		uint32_t last = wqe->first_psn + wqe->npkts - 1;
 
-	if (qp->sq_head == qp->sq_tail)
-		return;		/* already flushed */
-	wqe = wqe_at(qp, qp->sq_head);
-	/* XDP completes records in posting order, as we queued them. */
-	if (wqe->wr_id != evt->wr_id ||
-	    wqe->first_psn + wqe->npkts - 1 != evt->psn)
-		return;
-	if (qp->sq_send == qp->sq_head)	/* cannot happen: acked unsent */
-		return;
-	wc.wr_id = wqe->wr_id;
-	wc.byte_len = (uint32_t)wqe->length;
-	if (wqe->opcode == MRC_WR_WRITE_WITH_IMM && qp->wimm_out)
-		qp->wimm_out--;
-	qp->sq_head++;
-	mrc_cq_push(qp->init.send_cq, &wc);
+		if (mrc_psn_before(evt->psn, last))
+			return;		/* not this one yet, or an old event */
+		wc.wr_id = wqe->wr_id;
+		wc.byte_len = (uint32_t)wqe->length;
+		if (wqe->opcode == MRC_WR_WRITE_WITH_IMM && qp->wimm_out)
+			qp->wimm_out--;
+		qp->sq_head++;
+		mrc_cq_push(qp->init.send_cq, &wc);
+		if (last == evt->psn)
+			return;
+	}
 }
 
 static void on_loss(struct mrc_qp *qp, const struct mrc_event *evt)

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/* A congestion window as the tools show it: see cc_view.h. */
+#include "lib/cc_view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "lib/errmsg.h"
+#include "lib/json_out.h"
+
+const char *cc_algo_name(uint32_t algo)
+{
+	switch (algo) {
+	case MRC_CC_NONE:
+		return "none";
+	case MRC_CC_NSCC:
+		return "nscc";
+	}
+	return "?";
+}
+
+void cc_view_json_members(FILE *f, const struct mrc_cc_view *v)
+{
+	fputs("\"algo\": ", f);
+	json_string(f, cc_algo_name(v->algo));
+	fprintf(f, ", \"cwnd\": %u, \"inflight\": %u, \"waiting\": %u"
+		", \"base_rtt_ns\": %u, \"min_rtt_ns\": %u, \"avg_delay_ns\": %u"
+		", \"target_ns\": %u, \"n_md\": %" PRIu64 ", \"n_fast\": %" PRIu64
+		", \"n_qa\": %" PRIu64 ", \"n_trims\": %" PRIu64 ", \"n_losses\": %" PRIu64
+		", \"acked_bytes\": %" PRIu64 ", \"rtt_samples\": %" PRIu64
+		", \"rtt_p50_us\": %.3f, \"rtt_p99_us\": %.3f",
+		v->cwnd, v->inflight, v->waiting, v->base_rtt_ns, v->min_rtt_ns,
+		v->avg_delay_ns, v->target_ns, (uint64_t)v->n_md, (uint64_t)v->n_fast,
+		(uint64_t)v->n_qa, (uint64_t)v->n_trims, (uint64_t)v->n_losses,
+		(uint64_t)v->acked_bytes, cc_rtt_samples(v),
+		cc_rtt_percentile_ns(v, 50) / 1e3, cc_rtt_percentile_ns(v, 99) / 1e3);
+}
+
+static int open_pin(const char *pin_dir, const char *name, int *fd,
+		    char *err, size_t errlen)
+{
+	char path[512];
+
+	if (snprintf(path, sizeof(path), "%s/%s", pin_dir, name) >= (int)sizeof(path))
+		return fail(-ENAMETOOLONG, err, errlen, "pin path too long: %s/%s",
+			    pin_dir, name);
+	*fd = bpf_obj_get(path);
+	if (*fd >= 0)
+		return 0;
+	if (errno == ENOENT && !strcmp(name, "mrc_cc_view"))
+		return fail(-ENOENT, err, errlen, "%s is missing: the fast path mrcd "
+			    "loaded has no congestion control (an older mrcd?)", path);
+	return fail(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));
+}
+
+int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
+		 char *err, size_t errlen)
+{
+	struct mrc_qp_info qi;
+	uint32_t key = qpn - 1;
+	int rc;
+
+	s->fd_qps = s->fd_view = -1;
+	s->slot = 0;
+	rc = open_pin(pin_dir, "mrc_qps", &s->fd_qps, err, errlen);
+	if (rc)
+		return rc;
+	/* An older mrc_qps value is shorter: what it lacks reads as 0. */
+	memset(&qi, 0, sizeof(qi));
+	if (!qpn || bpf_map_lookup_elem(s->fd_qps, &key, &qi))
+		return fail(qpn ? -errno : -EINVAL, err, errlen, "reading QP %u in "
+			    "mrc_qps: %s", qpn, qpn ? strerror(errno) : "no such QP");
+	if (qi.cc_slot > MRC_MAX_CC)
+		return fail(-ERANGE, err, errlen, "QP %u names window %u, beyond "
+			    "the %d of mrc_cc_view", qpn, qi.cc_slot, MRC_MAX_CC);
+	s->slot = qi.cc_slot;
+	if (!s->slot)
+		return 0;
+	return open_pin(pin_dir, "mrc_cc_view", &s->fd_view, err, errlen);
+}
+
+int cc_view_read(const struct cc_view_src *s, struct mrc_cc_view *v)
+{
+	uint32_t key = s->slot - 1;
+
+	if (!s->slot || s->fd_view < 0)
+		return -ENOENT;
+	return bpf_map_lookup_elem(s->fd_view, &key, v) ? -errno : 0;
+}
+
+void cc_view_close(struct cc_view_src *s)
+{
+	if (s->fd_view >= 0)
+		close(s->fd_view);
+	if (s->fd_qps >= 0)
+		close(s->fd_qps);
+	s->fd_qps = s->fd_view = -1;
+}

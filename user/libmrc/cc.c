@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Congestion windows on the requester side.
+ *
+ * A window belongs to a destination (the peer's first plane address): all
+ * QPs of this context that send there share it. XDP runs NSCC on every
+ * SACK and NACK (include/mrc/nscc.h, bpf/mrc.bpf.c mrc_cc_update) and
+ * publishes the window in the mmapped map mrc_cc_view; here we only read
+ * it with a plain load before each packet, so a send costs no system call.
+ *
+ * Bytes in flight are counted here, from the same state XDP keeps: every
+ * PSN sent and neither cumulatively nor selectively acked counts one MTU
+ * (a lost packet waiting for its resend still counts: the resend takes
+ * its place). Resends are never held back by the window.
+ *
+ * When every sender of the context is held by a full window, the context
+ * sleeps in epoll on its event ring and socket; XDP writes a WINDOW event
+ * to the ring when an ack arrives for a window marked `waiting`.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "mrc_int.h"
+#include "mrc/nscc.h"
+
+/* Link speed assumed when a plane device does not report one. */
+#define CC_FALLBACK_LINK_MBPS	10000u
+/* Longest sleep on a full window: the retransmission timer must still run. */
+#define CC_MAX_SLEEP_NS		1000000ull
+
+static size_t cc_view_len(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = sizeof(struct mrc_cc_view) * MRC_MAX_CC;
+
+	return (len + page - 1) & ~(page - 1);
+}
+
+static int open_cc_map(struct mrc_context *ctx, const char *name, int *fd)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, name);
+	*fd = bpf_obj_get(path);
+	if (*fd >= 0)
+		return 0;
+	fprintf(stderr, "libmrc: cannot open %s: %s%s\n", path, strerror(errno),
+		errno == ENOENT ? " (pins of an older mrcd: restart it)" : "");
+	return -errno;
+}
+
+/* The event ring and the socket: what can end a sleep on a full window. */
+static int open_wait_set(struct mrc_context *ctx)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	ctx->cc_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->cc_epfd < 0)
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(ctx->ring);
+	if (epoll_ctl(ctx->cc_epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	ev.data.fd = ctx->sock;
+	if (epoll_ctl(ctx->cc_epfd, EPOLL_CTL_ADD, ctx->sock, &ev))
+		return -errno;
+	return 0;
+}
+
+int mrc_cc_open(struct mrc_context *ctx)
+{
+	void *view;
+	int err;
+
+	err = open_cc_map(ctx, "mrc_cc", &ctx->fd_cc);
+	if (!err)
+		err = open_cc_map(ctx, "mrc_cc_owner", &ctx->fd_cc_owner);
+	if (!err)
+		err = open_cc_map(ctx, "mrc_cc_view", &ctx->fd_cc_view);
+	if (!err)
+		err = open_cc_map(ctx, "mrc_cc_profiles", &ctx->fd_cc_profiles);
+	if (err)
+		return err;
+	view = mmap(NULL, cc_view_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ctx->fd_cc_view, 0);
+	if (view == MAP_FAILED)
+		return -errno;
+	ctx->cc_view = view;
+	return open_wait_set(ctx);
+}
+
+void mrc_cc_close(struct mrc_context *ctx)
+{
+	int *fds[] = { &ctx->fd_cc, &ctx->fd_cc_owner, &ctx->fd_cc_view,
+		       &ctx->fd_cc_profiles, &ctx->cc_epfd };
+
+	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
+		if (ctx->cc[i].refs)
+			bpf_map_delete_elem(ctx->fd_cc_owner, &ctx->cc[i].slot);
+	if (ctx->cc_view)
+		munmap(ctx->cc_view, cc_view_len());
+	ctx->cc_view = NULL;
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* ---- profile -> parameters -------------------------------------------- */
+
+/*
+ * The QP's CC profile: the one mrcd keeps under that id (it must be
+ * ONLINE). Id 0 without a stored profile means no congestion control:
+ * NSCC's defaults hang on the fabric's base RTT, which a host cannot guess.
+ */
+static int load_cc_profile(struct mrc_qp *qp, struct mrc_cc_profile_rec *rec)
+{
+	uint32_t id = qp->attr.cc_profile_id;
+
+	if (!bpf_map_lookup_elem(qp->ctx->fd_cc_profiles, &id, rec)) {
+		if (rec->state == 2)	/* ONLINE */
+			return 0;
+		fprintf(stderr, "libmrc: CC profile %u is not ONLINE (mrcctl profile cc "
+			"online %u)\n", id, id);
+		return -EINVAL;
+	}
+	if (id) {
+		fprintf(stderr, "libmrc: there is no CC profile %u (mrcctl profile cc "
+			"create %u)\n", id, id);
+		return -ENOENT;
+	}
+	memset(rec, 0, sizeof(*rec));
+	rec->algo = MRC_CC_NONE;
+	return 0;
+}
+
+/* The slowest speed (Mb/s) the plane devices report, for the BDP. */
+static uint32_t planes_link_mbps(struct mrc_context *ctx, uint32_t planes)
+{
+	uint32_t slowest = 0;
+
+	for (uint32_t i = 0; i < planes && i < MRC_MAX_PLANES_ABI; i++) {
+		struct mrc_plane p;
+		char path[64];
+		long speed = -1;
+		FILE *f;
+
+		if (bpf_map_lookup_elem(ctx->fd_planes, &i, &p) || !p.ifindex)
+			break;
+		snprintf(path, sizeof(path), "/sys/class/net/%.16s/speed", p.name);
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%ld", &speed) != 1)
+				speed = -1;
+			fclose(f);
+		}
+		if (speed > 0 && (!slowest || (uint32_t)speed < slowest))
+			slowest = (uint32_t)speed;
+	}
+	return slowest ? slowest : CC_FALLBACK_LINK_MBPS;
+}
+
+static int cc_params(struct mrc_qp *qp, struct mrc_nscc_params *p)
+{
+	struct mrc_cc_profile_rec rec;
+	uint32_t planes = qp->n_peers ? qp->n_peers : 1, mbps;
+	int err = load_cc_profile(qp, &rec);
+
+	if (err)
+		return err;
+	mbps = rec.link_mbps ? rec.link_mbps : planes_link_mbps(qp->ctx, planes);
+	nscc_defaults(&rec, qp->attr.path_mtu, planes, mbps, p);
+	return 0;
+}
+
+/* ---- windows of this context ------------------------------------------ */
+
+static struct mrc_cc_group *find_group(struct mrc_context *ctx, const uint8_t *peer)
+{
+	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
+		if (ctx->cc[i].refs && !memcmp(ctx->cc[i].peer, peer, 16))
+			return &ctx->cc[i];
+	return NULL;
+}
+
+static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *peer,
+				      const struct mrc_nscc_params *p)
+{
+	struct mrc_cc_state st = {};
+	struct mrc_cc_group *g = NULL;
+	struct mrc_cc_view *v;
+	uint32_t slot;
+
+	for (uint32_t i = 0; i < MRC_MAX_CC && !g; i++)
+		if (!ctx->cc[i].refs)
+			g = &ctx->cc[i];
+	for (slot = 0; g && slot < MRC_MAX_CC; slot++)
+		if (!mrc_claim_slot(ctx->fd_cc_owner, slot, ctx->pid))
+			break;
+	if (!g || slot == MRC_MAX_CC) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	nscc_init(&st.nscc, p, mrc_now_ns());
+	if (bpf_map_update_elem(ctx->fd_cc, &slot, &st, BPF_ANY)) {
+		bpf_map_delete_elem(ctx->fd_cc_owner, &slot);
+		return NULL;
+	}
+	v = &ctx->cc_view[slot];
+	memset(v, 0, sizeof(*v));
+	v->algo = p->algo;
+	v->base_rtt_ns = p->base_rtt_ns;
+	v->target_ns = p->target_ns;
+	/* The first window is max_cwnd, before any SACK publishes one. */
+	__atomic_store_n(&v->cwnd, p->algo == MRC_CC_NSCC ? p->max_cwnd : UINT32_MAX,
+			 __ATOMIC_RELEASE);
+	memcpy(g->peer, peer, 16);
+	g->slot = slot;
+	g->inflight = 0;
+	g->view = v;
+	return g;
+}
+
+int mrc_cc_attach(struct mrc_qp *qp)
+{
+	struct mrc_nscc_params p;
+	struct mrc_cc_group *g;
+	int err;
+
+	if (qp->cc)
+		return 0;
+	err = cc_params(qp, &p);
+	if (err)
+		return err;
+	g = find_group(qp->ctx, qp->peer_keys[0]);
+	if (!g)
+		g = new_group(qp->ctx, qp->peer_keys[0], &p);
+	if (!g)
+		return -errno;
+	g->refs++;
+	qp->cc = g;
+	qp->cc_inflight = 0;
+	return 0;
+}
+
+void mrc_cc_detach(struct mrc_qp *qp)
+{
+	struct mrc_cc_group *g = qp->cc;
+
+	if (!g)
+		return;
+	g->inflight -= qp->cc_inflight < g->inflight ? qp->cc_inflight : g->inflight;
+	qp->cc = NULL;
+	qp->cc_inflight = 0;
+	if (--g->refs)
+		return;
+	bpf_map_delete_elem(qp->ctx->fd_cc_owner, &g->slot);
+}
+
+uint32_t mrc_cc_slot(const struct mrc_qp *qp)
+{
+	return qp->cc ? qp->cc->slot + 1 : 0;
+}
+
+/* ---- bytes in flight --------------------------------------------------- */
+
+/* PSNs in [una, nxt) not selectively acked. */
+static uint32_t packets_out(const struct mrc_qp *qp)
+{
+	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	uint32_t n = qp->snd_nxt - una, out = 0, psn = una;
+
+	if (n > MRC_WINDOW_MAX)
+		return 0;
+	while (n) {
+		uint32_t idx = psn % MRC_WINDOW_MAX, shift = idx % 64;
+		uint32_t take = 64 - shift < n ? 64 - shift : n;
+		uint64_t bits = __atomic_load_n(&qp->tx->sacked[idx / 64], __ATOMIC_RELAXED);
+		uint64_t mask = take == 64 ? ~0ull : (1ull << take) - 1;
+
+		out += take - (uint32_t)__builtin_popcountll((bits >> shift) & mask);
+		psn += take;
+		n -= take;
+	}
+	return out;
+}
+
+/* Bring this QP's share of the destination's bytes in flight up to date. */
+void mrc_cc_refresh(struct mrc_qp *qp)
+{
+	struct mrc_cc_group *g = qp->cc;
+	uint64_t now_out;
+
+	qp->cc_blocked = false;
+	if (!g)
+		return;
+	now_out = (uint64_t)packets_out(qp) * qp->attr.path_mtu;
+	g->inflight = g->inflight - qp->cc_inflight + now_out;
+	qp->cc_inflight = now_out;
+	__atomic_store_n(&g->view->inflight,
+			 g->inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)g->inflight,
+			 __ATOMIC_RELAXED);
+}
+
+static uint64_t cwnd_of(const struct mrc_cc_group *g)
+{
+	return __atomic_load_n(&g->view->cwnd, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Is there room for one more packet? Always when nothing is in flight, so
+ * a window below one packet still moves.
+ */
+bool mrc_cc_has_room(const struct mrc_qp *qp)
+{
+	const struct mrc_cc_group *g = qp->cc;
+
+	return !g || !g->inflight || g->inflight + qp->attr.path_mtu <= cwnd_of(g);
+}
+
+/* mrc_cc_has_room(), counting the sends the window holds back. */
+bool mrc_cc_may_send(struct mrc_qp *qp)
+{
+	if (mrc_cc_has_room(qp))
+		return true;
+	qp->cc_blocked = true;
+	qp->counters.cc_blocked++;
+	return false;
+}
+
+/*
+ * The ack-request rule: when the window is nearly full (room for less than
+ * two more packets), ask the responder to SACK this packet at once, so the
+ * window reopens without waiting for the responder's SACK cadence.
+ */
+bool mrc_cc_nearly_full(const struct mrc_qp *qp)
+{
+	const struct mrc_cc_group *g = qp->cc;
+
+	return g && g->inflight + 3ull * qp->attr.path_mtu > cwnd_of(g);
+}
+
+void mrc_cc_sent(struct mrc_qp *qp)
+{
+	if (!qp->cc)
+		return;
+	qp->cc_inflight += qp->attr.path_mtu;
+	qp->cc->inflight += qp->attr.path_mtu;
+}
+
+/* ---- sleeping when there is nothing to do ------------------------------ */
+
+/* Does any QP of the context need the CPU now (sends, resends, SACKs)? */
+static bool context_wants_cpu(struct mrc_context *ctx)
+{
+	for (int i = 0; i < MRC_MAX_QPS; i++) {
+		struct mrc_qp *qp = ctx->qps[i];
+
+		if (qp && (qp->sack_due || mrc_tx_wants_cpu(qp)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Ask XDP to wake us on the next ack for every window with a QP that has
+ * packets queued or out (an ack may open the MPR window or the cwnd, or
+ * complete something), and find the nearest retransmission deadline.
+ */
+static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now)
+{
+	uint64_t sleep_ns = CC_MAX_SLEEP_NS, deadline;
+
+	for (int i = 0; i < MRC_MAX_QPS; i++) {
+		struct mrc_qp *qp = ctx->qps[i];
+
+		if (!qp || !mrc_tx_deadline(qp, &deadline))
+			continue;
+		if (qp->cc)
+			__atomic_store_n(&qp->cc->view->waiting, 1, __ATOMIC_SEQ_CST);
+		if (deadline <= now)
+			return 0;
+		if (deadline - now < sleep_ns)
+			sleep_ns = deadline - now;
+	}
+	return sleep_ns;
+}
+
+static void disarm_wakeups(struct mrc_context *ctx)
+{
+	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
+		if (ctx->cc[i].refs)
+			__atomic_store_n(&ctx->cc[i].view->waiting, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Nothing arrived for a while and no QP can do anything: sleep until XDP
+ * says an ack came for a waiting window (a WINDOW event) or writes any
+ * other event, a packet arrives for the socket, or, at the latest, the
+ * nearest retransmission deadline or CC_MAX_SLEEP_NS. Busy polling on a
+ * full window would take the CPU from the very softirq that carries the
+ * acks (and, in a lab, from the other hosts). Returns true when it slept.
+ */
+bool mrc_idle_wait(struct mrc_context *ctx)
+{
+	struct epoll_event ev[2];
+	struct timespec ts;
+	uint64_t sleep_ns;
+
+	if (ctx->cc_epfd < 0 || context_wants_cpu(ctx))
+		return false;
+	sleep_ns = arm_wakeups(ctx, mrc_now_ns());
+	/* An ack between our look and the flags woke nobody: look again. */
+	if (!sleep_ns || context_wants_cpu(ctx)) {
+		disarm_wakeups(ctx);
+		return false;
+	}
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)sleep_ns;
+	epoll_pwait2(ctx->cc_epfd, ev, 2, &ts, NULL);
+	disarm_wakeups(ctx);
+	ctx->cc_sleeps++;
+	return true;
+}
