@@ -5,7 +5,8 @@
 # MPTCP baselines of tools/bench-failover). MPTCP gets one subflow per
 # plane: the server announces its other planes' addresses (`signal`
 # endpoints) and the client opens a subflow to each from its own address
-# on that plane (the host routes pick it).
+# on that plane (the host routes pick it). Message mode (--msg-size) gives
+# per-message completion times (the sweep of tools/bench).
 . "$(dirname "$0")/lib.sh"
 
 TT="$ROOT/build/mrc-tcp-timeline"
@@ -122,6 +123,30 @@ check "not verified" eq "$(jq -r .verified "$tmp/t3.server.json")" false
 check "error says how far it got" grep -q "after" "$tmp/t3.server.json"
 check "timeline still written" eq "$(tl_bad_rows "$tmp/t3.csv")" 0
 check "timeline = bytes received" eq "$(tl_sum "$tmp/t3.csv")" "$(jq -r .bytes "$tmp/t3.server.json")"
+end
+
+# Message mode: messages of S bytes, D outstanding, the receiving
+# application acknowledges each once all its bytes arrived and were checked;
+# per-message completion times (post to ack) in the client's JSON.
+begin tcp_timeline.messages_with_completion_times
+check "server started" start_server t6
+check "client 64 MiB as 1 MiB messages, depth 4" run_client c6 --bytes 64m --msg-size 1m --depth 4
+wait_server
+check "server exits 0" eq "$?" 0
+check "client: verified" eq "$(jq -r .verified "$tmp/c6.json")" true
+check "server: verified, message size 1 MiB" eq "$(jq -r '"\(.verified) \(.msg_size)"' "$tmp/t6.server.json")" "true $MiB"
+check "64 messages, depth 4" eq "$(jq -r '"\(.ops) \(.depth) \(.msg_size)"' "$tmp/c6.json")" "64 4 $MiB"
+check "0 < p50 <= p99 <= max" eq "$(jq -r '.lat_p50_us > 0 and .lat_p50_us <= .lat_p99_us and .lat_p99_us <= .lat_max_us' "$tmp/c6.json")" true
+check_timeline t6 $((64 * MiB))
+check "server started" start_server t7
+check "client: 1000 bytes as 300-byte messages (the last one shorter)" run_client c7 --bytes 1000 --msg-size 300
+wait_server
+check "4 messages, verified" eq "$(jq -r '"\(.ops) \(.verified)"' "$tmp/c7.json")" "4 true"
+"$TT" client "$H2" --bytes 1m --depth 4 > /dev/null 2>&1
+check "--depth without --msg-size: exit 2" eq "$?" 2
+"$TT" client "$H2" --bytes 1m --msg-size 0 > /dev/null 2>&1
+check "--msg-size 0: exit 2" eq "$?" 2
+echo "    1 MiB messages, depth 4: $(jq -r '"\(.gbps) Gb/s, p50 \(.lat_p50_us) us, p99 \(.lat_p99_us) us"' "$tmp/c6.json")" >&2
 end
 
 begin tcp_timeline.bounded_and_usage

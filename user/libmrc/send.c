@@ -210,7 +210,14 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	}
 }
 
-/* Returns how many were sent; a full socket buffer just ends the round. */
+static void queue_retx(struct mrc_qp *qp, uint32_t psn);
+
+/*
+ * Returns how many were sent; a full socket buffer just ends the round.
+ * The packets it could not send are queued to go again next round: their
+ * PSNs already count as sent, and waiting for loss detection or the
+ * timer to notice would stall the window for nothing.
+ */
 static int flush_batch(struct mrc_qp *qp, struct tx_batch *b)
 {
 	int sent = 0;
@@ -222,6 +229,9 @@ static int flush_batch(struct mrc_qp *qp, struct tx_batch *b)
 			break;
 		sent += r;
 	}
+	for (int i = sent; i < b->n; i++)
+		queue_retx(qp, mrc_psn_extend(qp->snd_nxt,
+					      ntohl(b->hdr[i].bth.psn) & MRC_PSN_MASK));
 	b->n = 0;
 	return sent;
 }
