@@ -5020,6 +5020,24 @@ static void test_cc_ecn_decrease(void)
 }
 
 /* NACKs of trimmed packets shrink the window; other NACKs leave it. */
+/*
+ * A fresh window (params p) whose average delay is avg_ns, then a NACK
+ * with `reason` for PSN 1010 through XDP: the window's state after it.
+ */
+static struct mrc_nscc trim_with_avg_delay(const struct mrc_nscc_params *p,
+					   __u64 avg_ns, __u8 reason, struct run *r)
+{
+	struct mrc_nscc s;
+
+	setup_cc(p, CC_SLOT_K, CC_K, 1);
+	s = get_cc(CC_K);
+	ASSERT_EQ(s.qa_last_bytes, MRC_NSCC_QA_UNKNOWN, "QA has no goodput to compare");
+	s.avg_delay_ns = avg_ns;
+	put_cc(CC_K, &s);
+	run_nack(1010, RX_CACK, reason, r);
+	return get_cc(CC_K);
+}
+
 static void test_cc_nack_trims(void)
 {
 	struct mrc_nscc_params p = cc_test_params();
@@ -5033,14 +5051,8 @@ static void test_cc_nack_trims(void)
 	 * goodput period ends to replace it.
 	 */
 	/* Mid-path trim, average delay 1 ms > target: one MTU, no MD. */
-	setup_cc(&p, CC_SLOT_K, CC_K, 1);
-	s = get_cc(CC_K);
-	ASSERT_EQ(s.qa_last_bytes, MRC_NSCC_QA_UNKNOWN, "QA has no goodput to compare");
-	s.avg_delay_ns = 1000000;
-	put_cc(CC_K, &s);
-	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	s = trim_with_avg_delay(&p, 1000000, MRC_NACK_TRIMMED, &r);
 	expect_xdp_drop(&r);
-	s = get_cc(CC_K);
 	v = get_view(CC_K);
 	ASSERT_EQ(s.cwnd, 96000, "mid-path trim: cwnd 100000 - 4000 (one MTU) = 96000");
 	ASSERT_EQ(s.n_trims, 1, "mid-path trim: n_trims");
@@ -5056,13 +5068,8 @@ static void test_cc_nack_trims(void)
 	 * then MD: cut = 800 x (1,000,000 - 1000) / 1,000,000 = 799 (799.2),
 	 * factor 1000 - 799 = 201 < 500: floor 500; 96000 x 500 / 1000 = 48000.
 	 */
-	setup_cc(&p, CC_SLOT_K, CC_K, 1);
-	s = get_cc(CC_K);
-	s.avg_delay_ns = 1000000;
-	put_cc(CC_K, &s);
-	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
+	s = trim_with_avg_delay(&p, 1000000, MRC_NACK_TRIMMED_LASTHOP, &r);
 	expect_xdp_drop(&r);
-	s = get_cc(CC_K);
 	v = get_view(CC_K);
 	ASSERT_EQ(s.cwnd, 48000, "last-hop trim: (100000 - 4000) x 0.5 = 48000");
 	ASSERT_EQ(s.n_trims, 1, "last-hop trim: n_trims");
@@ -5078,12 +5085,7 @@ static void test_cc_nack_trims(void)
 	 * (2000 ns): cut = 800 * (2000 - 1000) / 2000 = 400, factor 600:
 	 * (100000 - 4000) * 600 / 1000 = 57600.
 	 */
-	setup_cc(&p, CC_SLOT_K, CC_K, 1);
-	s = get_cc(CC_K);
-	s.avg_delay_ns = 500;
-	put_cc(CC_K, &s);
-	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
-	s = get_cc(CC_K);
+	s = trim_with_avg_delay(&p, 500, MRC_NACK_TRIMMED_LASTHOP, &r);
 	ASSERT_EQ(s.cwnd, 57600, "last-hop trim, avg <= target: cut as at 2 x target");
 	ASSERT_EQ(s.n_md, 1, "last-hop trim, avg <= target: one MD");
 

@@ -292,7 +292,13 @@ t0=$(jq -r '.timeline_t0_ns // 0' "$tmp/ctl.server.json")
 NULL_GAP=$(tl_longest_stall_from "$tmp/ctl.csv" "$(((T_CMD - t0) / 1000000))")
 echo "    control: $(jq -r .gbps "$tmp/ctl.c.json") Gb/s, longest gap $NULL_GAP ms from the" \
 	"no-op fault command on, $(bad_count "$tmp/ctl.ev") EVs demoted" >&2
-check "no EV demoted without a fault" eq "$(bad_count "$tmp/ctl.ev")" 0
+# A lone EV can be called lost when the host holds one of its packets
+# back for longer than the reorder window (the drop case below allows
+# strays for the same reason, see ARCHITECTURE.md "Coming next"); a
+# fault-free run that demotes two or more is a false loss detector.
+ctl_bad=$(bad_count "$tmp/ctl.ev")
+[ "$ctl_bad" -eq 0 ] || bad_reasons "$tmp/ctl.ev" | sed 's/^/    /' >&2
+check "at most one lone EV demoted without a fault" between "$ctl_bad" 0 1
 end
 
 begin failover.blackhole_spine
