@@ -40,23 +40,7 @@
 
 static size_t cc_view_len(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = sizeof(struct mrc_cc_view) * MRC_MAX_CC;
-
-	return (len + page - 1) & ~(page - 1);
-}
-
-static int open_cc_map(struct mrc_context *ctx, const char *name, int *fd)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, name);
-	*fd = bpf_obj_get(path);
-	if (*fd >= 0)
-		return 0;
-	fprintf(stderr, "libmrc: cannot open %s: %s%s\n", path, strerror(errno),
-		errno == ENOENT ? " (pins of an older mrcd: restart it)" : "");
-	return -errno;
+	return mrc_array_map_len(sizeof(struct mrc_cc_view), MRC_MAX_CC);
 }
 
 /* The event ring and the socket: what can end a sleep on a full window. */
@@ -76,22 +60,12 @@ static int open_wait_set(struct mrc_context *ctx)
 	return 0;
 }
 
+/* The maps are open (context.c open_maps): map the view, set up the waits. */
 int mrc_cc_open(struct mrc_context *ctx)
 {
-	void *view;
-	int err;
+	void *view = mmap(NULL, cc_view_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
+			  ctx->fd_cc_view, 0);
 
-	err = open_cc_map(ctx, "mrc_cc", &ctx->fd_cc);
-	if (!err)
-		err = open_cc_map(ctx, "mrc_cc_owner", &ctx->fd_cc_owner);
-	if (!err)
-		err = open_cc_map(ctx, "mrc_cc_view", &ctx->fd_cc_view);
-	if (!err)
-		err = open_cc_map(ctx, "mrc_cc_profiles", &ctx->fd_cc_profiles);
-	if (err)
-		return err;
-	view = mmap(NULL, cc_view_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		    ctx->fd_cc_view, 0);
 	if (view == MAP_FAILED)
 		return -errno;
 	ctx->cc_view = view;

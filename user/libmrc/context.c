@@ -66,6 +66,10 @@ static int open_maps(struct mrc_context *ctx)
 		{ "mrc_ev_stats", &ctx->fd_ev_stats },
 		{ "mrc_send_log", &ctx->fd_send_log },
 		{ "mrc_rev_evs", &ctx->fd_rev_evs },
+		{ "mrc_cc", &ctx->fd_cc },
+		{ "mrc_cc_owner", &ctx->fd_cc_owner },
+		{ "mrc_cc_view", &ctx->fd_cc_view },
+		{ "mrc_cc_profiles", &ctx->fd_cc_profiles },
 	};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -78,7 +82,7 @@ static int open_maps(struct mrc_context *ctx)
 }
 
 /* Element stride of a BPF array, as the kernel lays out a mmapped one. */
-static size_t array_map_len(size_t value_size, size_t entries)
+size_t mrc_array_map_len(size_t value_size, size_t entries)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len = ((value_size + 7) & ~(size_t)7) * entries;
@@ -88,8 +92,8 @@ static size_t array_map_len(size_t value_size, size_t entries)
 
 static int map_state_arrays(struct mrc_context *ctx)
 {
-	ctx->rx_map_len = array_map_len(sizeof(struct mrc_rx_state), MRC_MAX_QPS);
-	ctx->tx_map_len = array_map_len(sizeof(struct mrc_tx_state), MRC_MAX_QPS);
+	ctx->rx_map_len = mrc_array_map_len(sizeof(struct mrc_rx_state), MRC_MAX_QPS);
+	ctx->tx_map_len = mrc_array_map_len(sizeof(struct mrc_tx_state), MRC_MAX_QPS);
 	ctx->rx_map = mmap(NULL, ctx->rx_map_len, PROT_READ | PROT_WRITE,
 			   MAP_SHARED, ctx->fd_rx, 0);
 	if (ctx->rx_map == MAP_FAILED) {

@@ -191,6 +191,7 @@ struct mrc_context {
 
 /* context.c */
 int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
+size_t mrc_array_map_len(size_t value_size, size_t entries);
 struct mrc_mr *mrc_find_mr(struct mrc_context *ctx, uint32_t key);
 void mrc_push_async(struct mrc_context *ctx, struct mrc_qp *qp,
 		    enum mrc_async_event_type type, enum mrc_wc_status status);
