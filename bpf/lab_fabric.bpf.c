@@ -71,6 +71,18 @@ static __always_inline __u64 lab_dev_netns_cookie(struct __sk_buff *ctx)
 	return BPF_CORE_READ(skb, dev, nd_net.net, net_cookie);
 }
 
+/*
+ * Bytes the device's root qdisc holds (the lab's HTB on a rate-limited
+ * egress port; 0 for noqueue). At tc egress the packet is not enqueued
+ * yet: this is the real queue ahead of it.
+ */
+static __always_inline __u64 lab_dev_qdisc_backlog(struct __sk_buff *ctx)
+{
+	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
+
+	return BPF_CORE_READ(skb, dev, qdisc, qstats.backlog);
+}
+
 /* What the emulated port decided for one packet. */
 enum lab_verdict {
 	LAB_FORWARD,
@@ -197,15 +209,26 @@ lab_queue_decide(const struct lab_link_cfg *cfg, const struct lab_pkt *pkt,
 	return LAB_FORWARD;
 }
 
+/*
+ * The model drains at the nominal rate; the real queue (HTB) drains only
+ * when a CPU gets to it, and on two CPUs shared with every host of the lab
+ * it falls behind. The model takes the real backlog when that is larger,
+ * so marks, trims and drops follow the queue the packets actually wait
+ * in, as on a switch, and the delay a sender measures stays bounded by the
+ * trim threshold.
+ */
 static __always_inline enum lab_verdict
 lab_queue_admit(struct lab_queue *q, const struct lab_link_cfg *cfg,
-		const struct lab_pkt *pkt, __u32 len, __u32 port_flags)
+		const struct lab_pkt *pkt, __u32 len, __u32 port_flags,
+		__u64 real_backlog)
 {
 	enum lab_verdict verdict;
 	__u64 now = bpf_ktime_get_ns();
 
 	bpf_spin_lock(&q->lock);
 	lab_queue_drain(q, cfg->rate_bps, now);
+	if (real_backlog > q->backlog)
+		q->backlog = real_backlog;
 	verdict = lab_queue_decide(cfg, pkt, q->backlog, len, port_flags);
 	if (verdict == LAB_TRIM)
 		q->backlog += pkt->trimmed_len;
@@ -447,7 +470,9 @@ static __always_inline int lab_port_run(struct __sk_buff *skb, __u32 hook)
 
 	lab_parse(skb, &pkt);
 	if (cfg->rate_bps) {
-		verdict = lab_queue_admit(q, cfg, &pkt, skb->len, port->flags);
+		__u64 real = hook == LAB_HOOK_EGRESS ? lab_dev_qdisc_backlog(skb) : 0;
+
+		verdict = lab_queue_admit(q, cfg, &pkt, skb->len, port->flags, real);
 		lab_set_class(skb, &pkt, verdict);
 	}
 	return lab_apply(skb, &pkt, verdict, port->flags, st);

@@ -783,10 +783,23 @@ static __always_inline void note_plane_ack(struct mrc_tx_state *tx,
 		  rec->sent_ns);
 }
 
+/*
+ * The RTT sample congestion control takes: the fabric's part, without the
+ * time the responder held the trigger before acking it (its hold field).
+ * The timers keep the whole RTT: a timeout must wait for the responder too.
+ */
+static __always_inline __u64 fabric_rtt(__u64 rtt, __u16 hold_wire)
+{
+	__u64 hold = (__u64)bpf_ntohs(hold_wire) << MRC_TS_SHIFT;
+
+	/* A hold as long as the RTT itself cannot be right: keep the RTT. */
+	return hold < rtt ? rtt - hold : rtt;
+}
+
 /* What a SACK says about the path of the packet that triggered it. */
 /* Returns the trigger's RTT sample for the window, 0 when there is none. */
 static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
-					   __u32 psn, __u8 m)
+					   __u32 psn, __u8 m, __u16 hold)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
 	struct mrc_ev_counters *c;
@@ -807,7 +820,7 @@ static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 		__sync_fetch_and_add(&c->rtt_sum_ns, rtt);
 		__sync_fetch_and_add(&c->rtt_samples, 1);
 		update_rtt(tx, rtt);
-		sample = rtt;
+		sample = fabric_rtt(rtt, hold);
 	}
 	if ((m & 3) == MRC_M_ALWAYS_SKIP) {
 		always_skip_ev(slot, rec->ev_idx, psn);
@@ -1611,7 +1624,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	if (st)
 		st->rx_sack++;
 	trig_psn = mrc_psn_extend(una, p->psn);
-	rtt = sack_feedback(tx, p->qpn - 1, trig_psn, sh->m);
+	rtt = sack_feedback(tx, p->qpn - 1, trig_psn, sh->m, sh->hold);
 	/*
 	 * The window hears of the acks before the loss scan, and of losses
 	 * after it, so nothing has to live across the scan's stack frames.

@@ -110,6 +110,8 @@ local pf = {
 	sack_rcv_b = ProtoField.uint64("mrc.sack.rcv_bytes_total", "Received bytes", base.DEC),
 	sack_penalty = ProtoField.uint8("mrc.sack.penalty", "Window penalty", base.DEC),
 	sack_rsvd2 = ProtoField.bytes("mrc.sack.rsvd2", "Reserved"),
+	sack_hold = ProtoField.uint16("mrc.sack.hold", "Responder hold (128 ns units)", base.DEC),
+	sack_hold_ns = ProtoField.uint32("mrc.sack.hold_ns", "Responder hold (ns)", base.DEC),
 	sack_acked = ProtoField.uint24("mrc.sack.acked_psn", "Selectively acked PSN", base.DEC),
 	sack_count = ProtoField.uint32("mrc.sack.acked_count", "Selectively acked PSNs", base.DEC),
 	sack_list = ProtoField.string("mrc.sack.acked", "Selectively acked"),
@@ -308,7 +310,9 @@ local function dissect_sack(tvb, pinfo, tree, psn)
 	t:add(pf.sack_rcv_b, tvb(o + 24, 4),
 	      UInt64(tvb(o + 24, 4):uint()) * 256):set_generated()
 	t:add(pf.sack_penalty, tvb(o + 28, 1))
-	t:add(pf.sack_rsvd2, tvb(o + 29, 3))
+	t:add(pf.sack_rsvd2, tvb(o + 29, 1))
+	t:add(pf.sack_hold, tvb(o + 30, 2))
+	t:add(pf.sack_hold_ns, tvb(o + 30, 2), tvb(o + 30, 2):uint() * 128):set_generated()
 
 	-- Bit i acknowledges PSN cack + 1 + bitmap_off + i (24-bit arithmetic).
 	local cack = tvb(o + 1, 3):uint()

@@ -69,6 +69,10 @@ struct mrc_meth {
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_meth, 4);
 
+/* Wire time unit of TSETH send_ts and the SACK's hold: 128 ns. */
+#define MRC_TS_SHIFT		7
+#define MRC_TS_UNIT_NS		(1u << MRC_TS_SHIFT)
+
 /* Timestamp extension: send time in 128 ns units (wraps every 8.4 ms). */
 struct mrc_tseth {
 	__u16	send_ts;
@@ -145,7 +149,15 @@ struct mrc_sackh {
 	__u16	ooo_count;	/* packets received out of order so far */
 	__u32	rcv_bytes;	/* bytes received, in 256-byte units (wraps) */
 	__u8	penalty;	/* receiver window penalty, 0 = none */
-	__u8	rsvd2[3];
+	__u8	rsvd2;
+	/*
+	 * How long the responder held the trigger before this SACK left, in
+	 * MRC_TS_UNIT_NS units (saturates at 0xffff; 0 = not measured). The
+	 * requester takes it off the trigger's RTT for congestion control,
+	 * which wants the fabric's delay, not the responder's scheduling: a
+	 * NIC acks at once, our responder acks from userspace.
+	 */
+	__u16	hold;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_sackh, 32);
 
@@ -676,7 +688,9 @@ enum mrc_cc_algo {
 
 enum mrc_cc_flags {
 	MRC_CC_F_DISABLE_QA	= 1 << 0,	/* no quick adapt */
+	MRC_CC_F_NO_PACING	= 1 << 1,	/* libmrc sends a window's room at once */
 };
+#define MRC_CC_F_ALL	(MRC_CC_F_DISABLE_QA | MRC_CC_F_NO_PACING)
 
 /*
  * A CC profile as mrcctl stores it. Zero in a tunable means "derive it"
@@ -768,35 +782,41 @@ struct mrc_cc_state {
 MRC_ABI_ASSERT_SIZE(struct mrc_cc_state, 8 + 224);
 
 /*
- * SACK-measured RTTs, log-linear: 8 buckets per octave of 1.024 us units,
- * from 0 to about 268 ms (the last bucket takes everything above).
+ * SACK-measured RTTs, log-linear: 16 buckets per octave of 1.024 us units
+ * (a bucket is at most 1/16 wide: its top, which percentiles report, is
+ * within 6.25% of any sample in it), from 0 to about 537 ms (the last
+ * bucket takes everything above).
  */
-#define MRC_RTT_BUCKETS		128
+#define MRC_RTT_BUCKETS		256
+#define MRC_RTT_SUB_SHIFT	4	/* 16 buckets per octave */
+#define MRC_RTT_MAX_MSB		18	/* octave of the last bucket */
 
 static inline __u32 mrc_rtt_bucket(__u64 rtt_ns)
 {
 	__u64 v = rtt_ns >> 10;
 	__u32 msb = 0;
 
-	if (v < 8)
+	if (v < (1u << MRC_RTT_SUB_SHIFT))
 		return (__u32)v;
 	for (int i = 32; i; i >>= 1)
 		if (v >> (msb + i))
 			msb += i;
-	if (msb > 17)
+	if (msb > MRC_RTT_MAX_MSB)
 		return MRC_RTT_BUCKETS - 1;
-	return (msb - 2) * 8 + (__u32)((v >> (msb - 3)) & 7);
+	return ((msb - MRC_RTT_SUB_SHIFT + 1) << MRC_RTT_SUB_SHIFT) +
+	       (__u32)((v >> (msb - MRC_RTT_SUB_SHIFT)) & ((1u << MRC_RTT_SUB_SHIFT) - 1));
 }
 
 /* The largest RTT bucket b holds (ns): percentiles read from this are upper bounds. */
 static inline __u64 mrc_rtt_bucket_top_ns(__u32 b)
 {
+	const __u32 sub = 1u << MRC_RTT_SUB_SHIFT;
 	__u32 msb;
 
-	if (b < 8)
+	if (b < sub)
 		return (((__u64)b + 1) << 10) - 1;
-	msb = b / 8 + 2;
-	return ((((__u64)8 + (b & 7) + 1) << (msb - 3)) << 10) - 1;
+	msb = (b >> MRC_RTT_SUB_SHIFT) + MRC_RTT_SUB_SHIFT - 1;
+	return ((((__u64)sub + (b & (sub - 1)) + 1) << (msb - MRC_RTT_SUB_SHIFT)) << 10) - 1;
 }
 
 /*

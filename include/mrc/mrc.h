@@ -231,6 +231,7 @@ struct mrc_qp_counters {
 	uint32_t cc_slot;		/* the QP's window: 1-based mrc_cc_view slot, 0 none */
 	uint32_t pad;
 	uint64_t cc_sleeps;		/* the context slept on full windows (all its QPs) */
+	uint64_t cc_paced;		/* sends the pacing held back (window had room) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

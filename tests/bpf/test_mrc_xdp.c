@@ -4929,6 +4929,50 @@ static void test_cc_rtt_sample(void)
 	}
 
 	/*
+	 * The responder held the trigger 0.5 ms (hold 3906 x 128 ns): the CC
+	 * sample is the RTT without it, the QP's timers keep the whole RTT.
+	 */
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	get_tx(&tx);
+	tx.srtt_ns = 0;
+	tx.rtt_peak_ns = 0;
+	put_tx(&tx);
+	sent = mono_ns() - 2000000;			/* 2 ms ago */
+	put_rec(1007, 0, 1, 0, sent);
+	{
+		struct sack_spec sp = sspec(RX_CACK, 1ULL << 7);
+
+		sp.psn = 1007;
+		sp.hold = 3906;
+		run_sack(&sp, &r);
+		expect_xdp_drop(&r);
+	}
+	t1 = mono_ns();
+	s = get_cc(CC_K);
+	v = get_view(CC_K);
+	ASSERT_TRUE(s.min_rtt_ns >= 2000000 - 3906 * 128 &&
+		    s.min_rtt_ns <= t1 - sent - 3906 * 128,
+		    "held trigger: CC sample = RTT - hold (>= 1.5 ms, < RTT)");
+	ASSERT_EQ(v.rtt_hist[mrc_rtt_bucket(s.min_rtt_ns)], 1, "held trigger: histogram has the fabric RTT");
+	get_tx(&tx);
+	ASSERT_TRUE(tx.srtt_ns >= 2000000, "held trigger: the QP's srtt has the whole RTT");
+	/* A hold longer than the RTT cannot be right: the RTT stays whole. */
+	put_rec(1008, 0, 1, 0, mono_ns() - 1000000);
+	{
+		struct sack_spec sp = sspec(RX_CACK, 1ULL << 8);
+
+		sp.psn = 1008;
+		sp.hold = 0xffff;			/* 8.4 ms */
+		run_sack(&sp, &r);
+		expect_xdp_drop(&r);
+	}
+	v = get_view(CC_K);
+	ASSERT_EQ(hist_sum(&v), 2, "bogus hold: still one sample");
+	ASSERT_TRUE(get_cc(CC_K).min_rtt_ns >= 1000000,
+		    "bogus hold: the 1 ms RTT not shortened");
+	ASSERT_TRUE(get_cc(CC_K).min_rtt_ns <= s.min_rtt_ns, "bogus hold: min_rtt the smaller one");
+
+	/*
 	 * Base RTT and target 0 in the parameters: they follow the measured
 	 * RTT, base = min_rtt_ns, target = 3/4 of it (view publishes both);
 	 * before any sample the assumed 100 us.

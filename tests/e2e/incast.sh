@@ -72,6 +72,11 @@ echo "    nscc: n_md $(r .nscc.n_md), n_qa $(r .nscc.n_qa), trims $(r .nscc.trim
 check "cuts, quick adapts or trims, or a window below max" \
 	test "$moves" -gt 0 -o "$below" = true
 check "a window timeline from every sender" eq "$(r '[.nscc.senders[] | .window.rows > 0] | all')" true
+# Pacing (on by default in a profile): with room in the window the pace
+# still held sends back; without a window there is nothing to pace.
+echo "    pacing held back $(r .nscc.cc_paced) sends under NSCC, $(r .none.cc_paced) without a window" >&2
+check "nscc: the pacing held sends back" jt '.nscc.cc_paced > 0'
+check "none: nothing paced" eq "$(r .none.cc_paced)" 0
 end
 
 begin incast.trims_counted

@@ -78,6 +78,29 @@ check "the last hop marked nothing" eq "$(link_field p1-h2 ecn_marked)" 0
 check "no CE received" eq "$(json "$tmp/lh.json" .ce)" 0
 end
 
+begin lab.queue_model_follows_real_queue
+# The model drains at the nominal rate; when the real queue (HTB) drains
+# slower (here: its rate cut behind the model's back to 2 Mbit/s, as when
+# the lab's CPUs are late), marks follow the real backlog. The same paced
+# flow as above, 4 Mbit/s per spine, far below the model's 50 Mbit/s.
+for s in 1 2; do
+	lab fault "p1-s$s" rate 50mbit
+	lab fault "p1-s$s" ecn 20k
+	# The data class has its own assured rate: slow it, not just its parent.
+	tc -n "$LAB-p1-s$s" class change dev l2 parent 1:1 classid 1:20 htb \
+		rate 2mbit ceil 2mbit burst 32k cburst 32k
+done
+lab stats --reset
+flow "$tmp/slow.json" 300 7106 --size 1000 --tos 2 --pps 1000
+ce=$(json "$tmp/slow.json" .ce) marked=$(spine_marks)
+echo "    paced ECT flow into a real queue 25 x slower than the model: ce $ce," \
+	"marked $marked, received $(json "$tmp/slow.json" .received)" >&2
+check "the real queue's backlog marks" between "$ce" 1 300
+check "receiver saw every mark" eq "$ce" "$marked"
+check "every packet received" eq "$(json "$tmp/slow.json" .received)" 300
+for s in 1 2; do lab fault "p1-s$s" clear; done
+end
+
 begin lab.trim_lasthop_only_above_threshold
 lab fault p1-h2 clear
 lab fault p1-h2 rate 50mbit

@@ -179,7 +179,8 @@ check "command help" out_has "Take EVs out of service"
 ctl h1 profile cc create --help
 for o in --algo --base-rtt-us --target-delay-us --max-cwnd --link-mbps --gamma \
 	--max-md-jump --qa-gate --qa-threshold-us --fi --fi-scale --eta --alpha \
-	--adjust-bytes --adjust-period-us --disable-qa --enable-qa --enable --disable; do
+	--adjust-bytes --adjust-period-us --disable-qa --enable-qa --disable-pacing \
+	--enable-pacing --enable --disable; do
 	check "cc create help: $o" out_has "^  $o[ ,]"
 done
 ctl h1 profile cc show --help
@@ -396,8 +397,8 @@ check "cc create" ctl h1 profile cc create 1 --base-rtt-us 20 --max-cwnd 256k
 ctl h1 profile cc show 1 --json
 check "defaults" eq "$(jqo '[.gamma, .max_md_jump, .qa_gate, .enabled, .state] | join(",")')" \
 	"0.8,0.5,3,true,INIT"
-check "default algo and quick adapt" eq "$(jqo '[.algo, .quick_adapt, .flags] | join(",")')" \
-	"nscc,true,0"
+check "default algo, quick adapt, pacing" eq "$(jqo '[.algo, .quick_adapt, .pacing, .flags] | join(",")')" \
+	"nscc,true,true,0"
 check "values" eq "$(jqo '[.base_rtt_ns, .max_cwnd_bytes, .target_delay_ns] | join(",")')" \
 	"20000,262144,0"
 check "the rest derived (0)" eq "$(jqo '[.link_mbps, .fi_bytes, .fi_scale, .eta_bytes,
@@ -418,6 +419,7 @@ check "cc show text: link derived" out_has "^  link  *(derived: the slowest plan
 check "cc show text: gamma" out_has "^  gamma  *0.800$"
 check "cc show text: qa_gate" out_has "^  qa_gate  *3$"
 check "cc show text: quick adapt" out_has "^  quick_adapt  *on$"
+check "cc show text: pacing" out_has "^  pacing  *on$"
 ctl h1 profile cc show 2
 check "cc show text: algo none" out_has "^cc profile 2: INIT, algo none"
 check "cc set" ctl h1 profile cc set 1 --gamma 0.5 --qa-gate 4
@@ -441,23 +443,28 @@ check "cc create with every option" ctl h1 profile cc create 5 --algo nscc \
 	--base-rtt-us 16 --target-delay-us 12 --max-cwnd 512k --link-mbps 75000 \
 	--gamma 0.7 --max-md-jump 0.4 --qa-gate 5 --qa-threshold-us 60 --fi 32k \
 	--fi-scale 2.5 --eta 1500 --alpha 64k --adjust-bytes 16k --adjust-period-us 20 \
-	--disable-qa --json
+	--disable-qa --disable-pacing --json
 check "create --json is the profile" eq "$(jqo '[.id, .state] | join(",")')" "5,INIT"
 ctl h1 profile cc show 5 --json
 check "every value" eq "$(jqo '[.algo, .enabled, .base_rtt_ns, .target_delay_ns,
 	.max_cwnd_bytes, .link_mbps, .gamma, .max_md_jump, .qa_gate, .qa_threshold_ns,
 	.fi_bytes, .fi_scale, .eta_bytes, .alpha_bytes, .adjust_bytes, .adjust_period_ns,
-	.quick_adapt, .flags] | join(",")')" \
-	"nscc,true,16000,12000,524288,75000,0.7,0.4,5,60000,32768,2.5,1500,65536,16384,20000,false,1"
+	.quick_adapt, .pacing, .flags] | join(",")')" \
+	"nscc,true,16000,12000,524288,75000,0.7,0.4,5,60000,32768,2.5,1500,65536,16384,20000,false,false,3"
 ctl h1 profile cc show 5
 check "text: link" out_has "^  link  *75000 Mb/s$"
 check "text: fi_scale" out_has "^  fi_scale  *2.500$"
 check "text: qa_threshold" out_has "^  qa_threshold  *60 us$"
 check "text: adjust_period" out_has "^  adjust_period  *20 us$"
 check "text: quick adapt off" out_has "^  quick_adapt  *off"
+check "text: pacing off" out_has "^  pacing  *off (--disable-pacing)$"
 check "cc set --enable-qa" ctl h1 profile cc set 5 --enable-qa --fi-scale 0.125 --json
-check "quick adapt back on" eq "$(jqo '[.quick_adapt, .flags, .fi_scale] | join(",")')" \
-	"true,0,0.125"
+check "quick adapt back on, pacing still off" eq "$(jqo '[.quick_adapt, .pacing, .flags, .fi_scale] | join(",")')" \
+	"true,false,2,0.125"
+check "cc set --enable-pacing" ctl h1 profile cc set 5 --enable-pacing --json
+check "pacing back on" eq "$(jqo '[.pacing, .flags] | join(",")')" "true,0"
+check "pacing on and off: usage error" usage_says "--enable-pacing and --disable-pacing contradict each other" \
+	profile cc set 5 --enable-pacing --disable-pacing
 check "fi-scale 0: derived again" ctl h1 profile cc set 5 --fi-scale 0 --fi 0 --json
 check "0 is derived" eq "$(jqo '[.fi_scale, .fi_bytes] | join(",")')" "0,0"
 check "cc set 5 back" ctl h1 profile cc set 5 --fi-scale 2.5 --fi 32k --disable-qa

@@ -91,7 +91,7 @@ FRAMES+=("$(ipv4_udp 0 49153 4791 "$(bth 0xcb 5 0xa0 42)00030007""12340000""0000
 #    trigger PSN 336, cack 256, EV 0x0001c35a, bitmap_off 16, M SKIP_ONCE,
 #    bitmap 0x8000000000000005 -> PSNs 273, 275, 336; ts_echo 0x1234,
 #    ooo 3, rcv_bytes 0x120, penalty 0.
-FRAMES+=("$(ipv6_udp 0 0x00001 0xc35a 4791 "$(bth 0xdc 9 0 336)00000100""0001c35a""0010""01""00""80000000""00000005""1234""0003""00000120""00""000000")")
+FRAMES+=("$(ipv6_udp 0 0x00001 0xc35a 4791 "$(bth 0xdc 9 0 336)00000100""0001c35a""0010""01""00""80000000""00000005""1234""0003""00000120""00""00""00c8")")
 # 3: NACK TRIMMED for PSN 0x123456 of QP 9, cack 0x123400, EV 0xc001.
 FRAMES+=("$(ipv4_udp 0 49154 4791 "$(bth 0xdd 9 0 0x123456)00123400""0000c001""01""00""0042")")
 # 4: reliability probe, QP 5, oldest unacknowledged PSN 41.
@@ -122,7 +122,8 @@ FIELDS=(frame.number frame.protocols _ws.col.Info
 	mrc.meth.wimm_msn mrc.meth.msn mrc.tseth.send_ts
 	mrc.reth.vaddr mrc.reth.rkey mrc.reth.length mrc.imm mrc.payload_len mrc.trimmed mrc.trim_mark
 	mrc.sack.cack mrc.sack.ev mrc.sack.bitmap_off mrc.sack.m mrc.sack.bitmap mrc.sack.ts_echo
-	mrc.sack.ooo_count mrc.sack.rcv_bytes mrc.sack.penalty mrc.sack.acked_psn mrc.sack.acked_count
+	mrc.sack.ooo_count mrc.sack.rcv_bytes mrc.sack.penalty mrc.sack.hold mrc.sack.hold_ns
+	mrc.sack.acked_psn mrc.sack.acked_count
 	mrc.nack.cack mrc.nack.ev mrc.nack.reason mrc.nack.m mrc.nack.ts_echo
 	mrc.probe mrc.ep.kind mrc.ep.plane mrc.ep.status mrc.ep.req_id mrc.ep.ev mrc.ep.reply_port
 	mrc.ep.service_ns mrc.ep.t_tx_ns mrc.ep.t_rx_ns
@@ -206,6 +207,8 @@ check "ts_echo" eq "$(val 2 mrc.sack.ts_echo)" 4660
 check "ooo_count" eq "$(val 2 mrc.sack.ooo_count)" 3
 check "rcv_bytes" eq "$(val 2 mrc.sack.rcv_bytes)" 288
 check "penalty" eq "$(val 2 mrc.sack.penalty)" 0
+check "hold" eq "$(val 2 mrc.sack.hold)" 200
+check "hold in ns" eq "$(val 2 mrc.sack.hold_ns)" 25600
 check "acked PSNs" eq "$(val 2 mrc.sack.acked_psn)" "273,275,336"
 check "acked count" eq "$(val 2 mrc.sack.acked_count)" 3
 end

@@ -107,6 +107,7 @@ struct sack_spec {
 	__u16	off;
 	__u8	m;		/* enum mrc_sack_m */
 	__u64	bitmap;
+	__u16	hold;		/* responder's hold, MRC_TS_UNIT_NS units */
 };
 
 struct sack_spec sspec(__u32 cack, __u64 bitmap);

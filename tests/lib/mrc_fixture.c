@@ -182,6 +182,7 @@ size_t build_sack(__u8 *m, const struct sack_spec *s)
 	put32(m + n + 16, (__u32)s->bitmap);
 	put16(m + n + 20, 0x4321);			/* ts_echo */
 	put32(m + n + 24, 77);				/* rcv_bytes */
+	put16(m + n + offsetof(struct mrc_sackh, hold), s->hold);
 	return n + sizeof(struct mrc_sackh);
 }
 

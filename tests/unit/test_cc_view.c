@@ -38,8 +38,8 @@ static void test_one_bucket(void)
 	ASSERT_EQ(cc_rtt_samples(&v), 7, "samples");
 	ASSERT_EQ(top, mrc_rtt_bucket_top_ns(mrc_rtt_bucket(20000)), "p50: its bucket");
 	ASSERT_EQ(cc_rtt_percentile_ns(&v, 99), top, "p99: the same bucket");
-	/* An upper bound, at most 1/8 above (8 buckets per octave). */
-	ASSERT_TRUE(top >= 20000 && top <= 20000 + 20000 / 8 + 1024, "20 us bucket edge");
+	/* An upper bound, at most 1/16 above (16 buckets per octave). */
+	ASSERT_TRUE(top >= 20000 && top <= 20000 + 20000 / 16 + 1024, "20 us bucket edge");
 }
 
 static void test_tail(void)

@@ -930,6 +930,7 @@ static void cc_params_json(struct json *j, const struct mrc_nscc_params *p)
 	j_dbl(j, "max_md_jump", p->md_jump_milli / 1000.0);
 	j_u64(j, "qa_gate", p->qa_gate);
 	j_bool(j, "quick_adapt", !(p->flags & MRC_CC_F_DISABLE_QA));
+	j_bool(j, "pacing", !(p->flags & MRC_CC_F_NO_PACING));
 }
 
 /* ns as text; 0 as `zero`. */
@@ -961,6 +962,8 @@ static void cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
 		p->gamma_milli / 1000.0, p->md_jump_milli / 1000.0,
 		p->flags & MRC_CC_F_DISABLE_QA ? "off" : "on", p->qa_gate,
 		ns_str(p->qa_threshold_ns, "4 x target", b1, sizeof(b1)));
+	fprintf(c->out, "%spacing %s\n", indent, p->flags & MRC_CC_F_NO_PACING ?
+		"off (a window's room leaves at once)" : "on (packets spread over the RTT)");
 }
 
 /* ---- qp list / qp show ------------------------------------------------ */
@@ -2380,13 +2383,13 @@ static const char *cc_value_str(const struct cc_param *p, uint32_t v, char *buf,
 
 enum {
 	CC_OPT_ALGO = 0x2000, CC_OPT_ENABLE, CC_OPT_DISABLE, CC_OPT_QA_ON,
-	CC_OPT_QA_OFF, CC_OPT_PARAM = 0x2100,
+	CC_OPT_QA_OFF, CC_OPT_PACE_ON, CC_OPT_PACE_OFF, CC_OPT_PARAM = 0x2100,
 };
 
 /* create's and set's options: one per parameter, and the switches. */
 static const struct option *cc_edit_options(void)
 {
-	static struct option opts[N_CC_PARAMS + 8];
+	static struct option opts[N_CC_PARAMS + 10];
 	size_t i, n = 0;
 
 	if (opts[0].name)
@@ -2399,6 +2402,8 @@ static const struct option *cc_edit_options(void)
 	opts[n++] = (struct option){ "disable", no_argument, NULL, CC_OPT_DISABLE };
 	opts[n++] = (struct option){ "enable-qa", no_argument, NULL, CC_OPT_QA_ON };
 	opts[n++] = (struct option){ "disable-qa", no_argument, NULL, CC_OPT_QA_OFF };
+	opts[n++] = (struct option){ "enable-pacing", no_argument, NULL, CC_OPT_PACE_ON };
+	opts[n++] = (struct option){ "disable-pacing", no_argument, NULL, CC_OPT_PACE_OFF };
 	opts[n++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
 	opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 	return opts;
@@ -2411,6 +2416,8 @@ struct cc_profile_edit {
 	const char *algo_opt;	/* the option that chose it */
 	int qa;			/* quick adapt: 1 on, 0 off, -1 unchanged */
 	const char *qa_opt;
+	int pacing;		/* 1 on, 0 off, -1 unchanged */
+	const char *pacing_opt;
 	bool any;
 };
 
@@ -2441,7 +2448,7 @@ static int parse_cc_opts(struct ctx *c, int argc, char **argv,
 	int o, rc;
 
 	memset(e, 0, sizeof(*e));
-	e->algo = e->qa = -1;
+	e->algo = e->qa = e->pacing = -1;
 	while ((o = next_opt(c, argc, argv, opts)) != -1) {
 		switch (o) {
 		case CC_OPT_ALGO:
@@ -2458,6 +2465,12 @@ static int parse_cc_opts(struct ctx *c, int argc, char **argv,
 			break;
 		case CC_OPT_QA_OFF:
 			rc = cc_choose(c, &e->qa, &e->qa_opt, 0, "--disable-qa");
+			break;
+		case CC_OPT_PACE_ON:
+			rc = cc_choose(c, &e->pacing, &e->pacing_opt, 1, "--enable-pacing");
+			break;
+		case CC_OPT_PACE_OFF:
+			rc = cc_choose(c, &e->pacing, &e->pacing_opt, 0, "--disable-pacing");
 			break;
 		default:
 			if (o < CC_OPT_PARAM || o >= CC_OPT_PARAM + (int)N_CC_PARAMS)
@@ -2485,6 +2498,10 @@ static void apply_cc_edit(struct mrc_cc_profile_rec *r, const struct cc_profile_
 		r->flags |= MRC_CC_F_DISABLE_QA;
 	else if (e->qa == 1)
 		r->flags &= ~(uint32_t)MRC_CC_F_DISABLE_QA;
+	if (e->pacing == 0)
+		r->flags |= MRC_CC_F_NO_PACING;
+	else if (e->pacing == 1)
+		r->flags &= ~(uint32_t)MRC_CC_F_NO_PACING;
 }
 
 static int read_cc_profile(struct ctx *c, uint32_t id, struct mrc_cc_profile_rec *r)
@@ -2538,6 +2555,7 @@ static void cc_profile_json(struct json *j, const struct mrc_cc_profile_rec *r,
 			j_u64(j, p->key, cc_value(r, p));
 	}
 	j_bool(j, "quick_adapt", !(r->flags & MRC_CC_F_DISABLE_QA));
+	j_bool(j, "pacing", !(r->flags & MRC_CC_F_NO_PACING));
 	j_u64(j, "flags", r->flags);
 	if (d) {
 		j_obj(j, "derived");
@@ -2566,6 +2584,8 @@ static void cc_profile_text(struct ctx *c, const struct mrc_cc_profile_rec *r,
 				     sizeof(buf)));
 	fprintf(c->out, "  %-14s %s\n", "quick_adapt",
 		r->flags & MRC_CC_F_DISABLE_QA ? "off (--disable-qa)" : "on");
+	fprintf(c->out, "  %-14s %s\n", "pacing",
+		r->flags & MRC_CC_F_NO_PACING ? "off (--disable-pacing)" : "on");
 	if (!d)
 		return;
 	fprintf(c->out, "derived for MTU %u, %u planes of %u Mb/s (%s): BDP %" PRIu64
@@ -2644,9 +2664,9 @@ static int check_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r)
 	if (r->algo != MRC_CC_NONE && r->algo != MRC_CC_NSCC)
 		return failure(c, "profile %u: unknown algorithm %u (nscc or none)", r->id,
 			       r->algo);
-	if (r->flags & ~(uint32_t)MRC_CC_F_DISABLE_QA)
+	if (r->flags & ~(uint32_t)MRC_CC_F_ALL)
 		return failure(c, "profile %u: unknown flags 0x%x", r->id,
-			       r->flags & ~(uint32_t)MRC_CC_F_DISABLE_QA);
+			       r->flags & ~(uint32_t)MRC_CC_F_ALL);
 	if (!r->gamma_milli || r->gamma_milli > 1000)
 		return failure(c, "profile %u: gamma %.3f is outside (0, 1]", r->id,
 			       r->gamma_milli / 1000.0);
@@ -3122,7 +3142,8 @@ struct command {
 	"                  [--max-cwnd BYTES] [--link-mbps N] [--gamma X] [--max-md-jump X]\n" \
 	"                  [--qa-gate N] [--qa-threshold-us N] [--fi BYTES] [--fi-scale X]\n" \
 	"                  [--eta BYTES] [--alpha BYTES] [--adjust-bytes BYTES]\n" \
-	"                  [--adjust-period-us N] [--enable-qa|--disable-qa] [--json]"
+	"                  [--adjust-period-us N] [--enable-qa|--disable-qa]\n" \
+	"                  [--enable-pacing|--disable-pacing] [--json]"
 
 #define CC_PROFILE_OPTS \
 	"  --algo nscc|none       congestion control (none: the window never limits,\n" \
@@ -3151,6 +3172,9 @@ struct command {
 	"  --adjust-period-us N   ... or every N us; 0 = base RTT\n" \
 	"  --disable-qa           no quick adapt\n" \
 	"  --enable-qa            quick adapt (the default)\n" \
+	"  --disable-pacing       libmrc sends what the window frees at once\n" \
+	"  --enable-pacing        libmrc spreads a window's packets over the RTT\n" \
+	"                         (the default)\n" \
 	"BDP = planes x link speed x base RTT, a = BDP / 150 KB, b = target / 12 us.\n" \
 	"BYTES take k/m/g suffixes (64k = 65536); times are typed in us, kept in ns.\n"
 

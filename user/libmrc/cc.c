@@ -13,9 +13,17 @@
  * (a lost packet waiting for its resend still counts: the resend takes
  * its place). Resends are never held back by the window.
  *
- * When every sender of the context is held by a full window, the context
- * sleeps in epoll on its event ring and socket; XDP writes a WINDOW event
- * to the ring when an ack arrives for a window marked `waiting`.
+ * New packets are also paced: the window's bytes leave spread over one
+ * RTT (base RTT + average queueing delay) at PACE_GAIN times cwnd / RTT,
+ * not in one burst whenever an ack frees room. Without pacing, a sender
+ * woken on a full window sends all the acked bytes back to back, and in
+ * an incast the last hop's queue sees the senders' bursts stacked on one
+ * another (docs/CONGESTION.md measures both).
+ *
+ * When every sender of the context is held by a full window (or its
+ * pacing), the context sleeps in epoll on its event ring and socket; XDP
+ * writes a WINDOW event to the ring when an ack arrives for a window
+ * marked `waiting`; a paced send wakes it by the epoll timeout.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +45,16 @@
 #define CC_FALLBACK_LINK_MBPS	10000u
 /* Longest sleep on a full window: the retransmission timer must still run. */
 #define CC_MAX_SLEEP_NS		1000000ull
+/*
+ * Pacing: packets leave at PACE_GAIN_PCT % of cwnd / RTT (above 100 so the
+ * pace never holds a window below itself: acks, not the clock, keep the
+ * bytes in flight at cwnd), with up to PACE_BURST_PKTS back to back after
+ * a pause. A pace gap shorter than PACE_SPIN_NS is waited out by polling,
+ * not by sleeping (a timer wakeup costs about that much).
+ */
+#define PACE_GAIN_PCT		125u
+#define PACE_BURST_PKTS		2u
+#define PACE_SPIN_NS		20000ull
 
 static size_t cc_view_len(void)
 {
@@ -201,6 +219,8 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	memcpy(g->peer, peer, 16);
 	g->slot = slot;
 	g->inflight = 0;
+	g->pacing = p->algo == MRC_CC_NSCC && !(p->flags & MRC_CC_F_NO_PACING);
+	g->pace_next_ns = 0;
 	g->view = v;
 	return g;
 }
@@ -291,6 +311,34 @@ static uint64_t cwnd_of(const struct mrc_cc_group *g)
 	return __atomic_load_n(&g->view->cwnd, __ATOMIC_ACQUIRE);
 }
 
+/* The window's round trip: the base RTT plus the queueing delay XDP sees. */
+static uint64_t window_rtt_ns(const struct mrc_cc_group *g)
+{
+	return (uint64_t)__atomic_load_n(&g->view->base_rtt_ns, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&g->view->avg_delay_ns, __ATOMIC_RELAXED);
+}
+
+/*
+ * Time between two paced packets of MTU bytes: MTU x RTT / cwnd, divided
+ * by the pace gain. 0 (no pacing) without NSCC, without a known RTT, or
+ * when the profile turns pacing off.
+ */
+static uint64_t pace_gap_ns(const struct mrc_cc_group *g, uint32_t mtu)
+{
+	uint64_t cwnd = cwnd_of(g), rtt;
+
+	if (!g->pacing || !cwnd || cwnd == UINT32_MAX)
+		return 0;
+	rtt = window_rtt_ns(g);
+	return (uint64_t)mtu * rtt * 100 / (cwnd * PACE_GAIN_PCT);
+}
+
+/* Does the pace let a packet leave at NOW? Always with nothing in flight. */
+static bool paced_ok(const struct mrc_cc_group *g, uint64_t now)
+{
+	return !g->inflight || now >= g->pace_next_ns;
+}
+
 /*
  * Is there room for one more packet? Always when nothing is in flight, so
  * a window below one packet still moves.
@@ -299,16 +347,24 @@ bool mrc_cc_has_room(const struct mrc_qp *qp)
 {
 	const struct mrc_cc_group *g = qp->cc;
 
-	return !g || !g->inflight || g->inflight + qp->attr.path_mtu <= cwnd_of(g);
+	if (!g || !g->inflight)
+		return true;
+	return g->inflight + qp->attr.path_mtu <= cwnd_of(g) &&
+	       paced_ok(g, mrc_now_ns());
 }
 
-/* mrc_cc_has_room(), counting the sends the window holds back. */
+/* mrc_cc_has_room(), counting the sends the window or the pace holds back. */
 bool mrc_cc_may_send(struct mrc_qp *qp)
 {
+	const struct mrc_cc_group *g = qp->cc;
+
 	if (mrc_cc_has_room(qp))
 		return true;
 	qp->cc_blocked = true;
-	qp->counters.cc_blocked++;
+	if (g->inflight + qp->attr.path_mtu <= cwnd_of(g))
+		qp->counters.cc_paced++;
+	else
+		qp->counters.cc_blocked++;
 	return false;
 }
 
@@ -324,12 +380,41 @@ bool mrc_cc_nearly_full(const struct mrc_qp *qp)
 	return g && g->inflight + 3ull * qp->attr.path_mtu > cwnd_of(g);
 }
 
+/*
+ * Account a new packet: bytes in flight, and the pace's next departure,
+ * one gap on; after a pause the pace may lend up to PACE_BURST_PKTS gaps.
+ */
 void mrc_cc_sent(struct mrc_qp *qp)
 {
-	if (!qp->cc)
+	struct mrc_cc_group *g = qp->cc;
+	uint64_t gap, now, earliest;
+
+	if (!g)
 		return;
 	qp->cc_inflight += qp->attr.path_mtu;
-	qp->cc->inflight += qp->attr.path_mtu;
+	g->inflight += qp->attr.path_mtu;
+	gap = pace_gap_ns(g, qp->attr.path_mtu);
+	if (!gap)
+		return;
+	now = mrc_now_ns();
+	earliest = now > PACE_BURST_PKTS * gap ? now - PACE_BURST_PKTS * gap : 0;
+	g->pace_next_ns = (g->pace_next_ns > earliest ? g->pace_next_ns : earliest) + gap;
+}
+
+/*
+ * When a QP with packets queued waits only for its pace (its window has
+ * room), the time the pace lets the next one go.
+ */
+static bool pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
+{
+	const struct mrc_cc_group *g = qp->cc;
+
+	if (!g || !g->inflight || qp->state != MRC_QP_RTS ||
+	    qp->sq_send == qp->sq_tail ||
+	    g->inflight + qp->attr.path_mtu > cwnd_of(g))
+		return false;
+	*deadline_ns = g->pace_next_ns;
+	return true;
 }
 
 /* ---- sleeping when there is nothing to do ------------------------------ */
@@ -358,7 +443,15 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now)
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 
-		if (!qp || !mrc_tx_deadline(qp, &deadline))
+		if (!qp)
+			continue;
+		if (pace_deadline(qp, &deadline)) {
+			if (deadline <= now + PACE_SPIN_NS)
+				return 0;
+			if (deadline - now < sleep_ns)
+				sleep_ns = deadline - now;
+		}
+		if (!mrc_tx_deadline(qp, &deadline))
 			continue;
 		if (qp->cc)
 			__atomic_store_n(&qp->cc->view->waiting, 1, __ATOMIC_SEQ_CST);

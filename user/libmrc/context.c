@@ -209,6 +209,8 @@ static int open_socket(struct mrc_context *ctx)
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_TCLASS, &ect0, sizeof(ect0));
 	setsockopt(ctx->sock, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof(on));
+	/* Arrival times, so SACKs can tell how long we held their trigger. */
+	setsockopt(ctx->sock, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
 	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    getsockname(ctx->sock, (struct sockaddr *)&addr, &len))
 		return -errno;

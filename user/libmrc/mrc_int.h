@@ -79,6 +79,8 @@ struct mrc_cc_group {
 	uint32_t slot;			/* index into mrc_cc and mrc_cc_view */
 	uint32_t refs;			/* QPs sharing it; 0 = free */
 	uint64_t inflight;		/* bytes, summed over those QPs */
+	bool pacing;			/* spread new packets over the RTT */
+	uint64_t pace_next_ns;		/* the next paced packet's departure */
 	struct mrc_cc_view *view;	/* mmapped */
 };
 
@@ -140,6 +142,7 @@ struct mrc_qp {
 		uint16_t ts;
 		uint8_t m;
 		int peer;		/* index into peers */
+		uint64_t arrival_ns;	/* CLOCK_REALTIME; 0 = unknown */
 	} trigger;
 	/*
 	 * Marked arrivals in a row per EV (CE or mid-path trim), for the

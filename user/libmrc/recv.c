@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "mrc_int.h"
 
@@ -25,6 +26,7 @@ struct rx_pkt {
 	uint32_t len;
 	const struct sockaddr_in6 *from;
 	uint8_t tos;
+	uint64_t arrival_ns;	/* the kernel's receive time (CLOCK_REALTIME), 0 = none */
 	const struct mrc_bth *bth;
 	uint8_t opcode, flags;
 	uint32_t qpn, psn24;
@@ -119,6 +121,25 @@ static uint32_t next_hole_window(struct mrc_qp *qp, uint32_t first,
 	return (1 + start % (regions - 1)) * 64;
 }
 
+/*
+ * How long the trigger has waited since the kernel received it (socket
+ * queue, our scheduling, this batch), in wire units, saturated; 0 when
+ * unknown. The requester takes it off the RTT sample.
+ */
+static uint16_t trigger_hold(const struct mrc_qp *qp)
+{
+	struct timespec now;
+	uint64_t now_ns, held;
+
+	if (!qp->trigger.arrival_ns || clock_gettime(CLOCK_REALTIME, &now))
+		return 0;
+	now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	if (now_ns <= qp->trigger.arrival_ns)
+		return 0;
+	held = (now_ns - qp->trigger.arrival_ns) >> MRC_TS_SHIFT;
+	return held > 0xffff ? 0xffff : (uint16_t)held;
+}
+
 static void send_sack(struct mrc_qp *qp)
 {
 	struct {
@@ -160,6 +181,7 @@ static void send_sack(struct mrc_qp *qp)
 	pkt.s.ts_echo = htons(qp->trigger.ts);
 	pkt.s.ooo_count = htons((uint16_t)qp->ooo_count);
 	pkt.s.rcv_bytes = htonl((uint32_t)(qp->rcv_bytes >> 8));
+	pkt.s.hold = htons(trigger_hold(qp));
 	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.sacks_sent++;
 	qp->sack_due = false;
@@ -348,6 +370,7 @@ static void note_trigger(struct mrc_qp *qp, const struct rx_pkt *p,
 	qp->trigger.ev = ntohs(p->from->sin6_port);
 	qp->trigger.ts = ts;
 	qp->trigger.peer = peer;
+	qp->trigger.arrival_ns = p->arrival_ns;
 	if (always_skip_verdict(qp, qp->trigger.ev, marked))
 		qp->trigger.m = MRC_M_ALWAYS_SKIP;
 	else
@@ -480,6 +503,21 @@ static uint8_t packet_tos(struct msghdr *mh)
 	return 0;
 }
 
+/* The kernel's receive time of the packet (SO_TIMESTAMPNS), 0 without one. */
+static uint64_t packet_arrival_ns(struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
+	}
+	return 0;
+}
+
 static void prepare_batch(struct rx_batch *b)
 {
 	for (int i = 0; i < MRC_RX_BATCH; i++) {
@@ -523,6 +561,7 @@ int mrc_rx_progress(struct mrc_context *ctx)
 				.len = rx_batch->msgs[i].msg_len,
 				.from = &rx_batch->from[i],
 				.tos = packet_tos(&rx_batch->msgs[i].msg_hdr),
+				.arrival_ns = packet_arrival_ns(&rx_batch->msgs[i].msg_hdr),
 			};
 
 			handle_packet(ctx, &p);

@@ -184,7 +184,7 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	h->bth.psn = htonl((uint32_t)flags << 24 | (psn & MRC_PSN_MASK));
 	h->meth.wimm_msn = htons(wqe->wimm_msn);
 	h->meth.msn = htons(wqe->msn);
-	h->tseth.send_ts = htons((uint16_t)(mrc_now_ns() >> 7));
+	h->tseth.send_ts = htons((uint16_t)(mrc_now_ns() >> MRC_TS_SHIFT));
 	h->tseth.reserved = 0;
 	h->reth.vaddr = htobe64(wqe->remote_addr + off);
 	h->reth.rkey = htonl(wqe->rkey);
