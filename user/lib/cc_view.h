@@ -31,7 +31,7 @@ static inline uint64_t cc_rtt_samples(const struct mrc_cc_view *v)
 /*
  * The pct-th percentile (1..100) of the SACK-measured RTTs, as the upper
  * edge of the bucket it falls in (mrc_rtt_bucket_top_ns: an upper bound,
- * within 1/8 of the value above 8 us); 0 when there are no samples.
+ * within 1/16 of the value above 16 us); 0 when there are no samples.
  */
 static inline uint64_t cc_rtt_percentile_ns(const struct mrc_cc_view *v,
 					    unsigned int pct)
