@@ -333,10 +333,19 @@ static uint64_t pace_gap_ns(const struct mrc_cc_group *g, uint32_t mtu)
 	return (uint64_t)mtu * rtt * 100 / (cwnd * PACE_GAIN_PCT);
 }
 
-/* Does the pace let a packet leave at NOW? Always with nothing in flight. */
-static bool paced_ok(const struct mrc_cc_group *g, uint64_t now)
+/* Does the window take one more packet of MTU bytes? */
+static bool window_has_room(const struct mrc_cc_group *g, uint32_t mtu)
 {
-	return !g->inflight || now >= g->pace_next_ns;
+	return g->inflight + mtu <= cwnd_of(g);
+}
+
+/*
+ * Does the pace let a packet leave now? Always without pacing (no clock
+ * read then) and with nothing in flight.
+ */
+static bool paced_ok(const struct mrc_cc_group *g)
+{
+	return !g->pacing || !g->inflight || mrc_now_ns() >= g->pace_next_ns;
 }
 
 /*
@@ -349,8 +358,7 @@ bool mrc_cc_has_room(const struct mrc_qp *qp)
 
 	if (!g || !g->inflight)
 		return true;
-	return g->inflight + qp->attr.path_mtu <= cwnd_of(g) &&
-	       paced_ok(g, mrc_now_ns());
+	return window_has_room(g, qp->attr.path_mtu) && paced_ok(g);
 }
 
 /* mrc_cc_has_room(), counting the sends the window or the pace holds back. */
@@ -361,7 +369,7 @@ bool mrc_cc_may_send(struct mrc_qp *qp)
 	if (mrc_cc_has_room(qp))
 		return true;
 	qp->cc_blocked = true;
-	if (g->inflight + qp->attr.path_mtu <= cwnd_of(g))
+	if (window_has_room(g, qp->attr.path_mtu))
 		qp->counters.cc_paced++;
 	else
 		qp->counters.cc_blocked++;
@@ -410,8 +418,7 @@ static bool pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
 	const struct mrc_cc_group *g = qp->cc;
 
 	if (!g || !g->inflight || qp->state != MRC_QP_RTS ||
-	    qp->sq_send == qp->sq_tail ||
-	    g->inflight + qp->attr.path_mtu > cwnd_of(g))
+	    qp->sq_send == qp->sq_tail || !window_has_room(g, qp->attr.path_mtu))
 		return false;
 	*deadline_ns = g->pace_next_ns;
 	return true;

@@ -29,7 +29,7 @@ uint64_t mrc_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mrc_timespec_ns(&ts);
 }
 
 static int open_pinned(struct mrc_context *ctx, const char *name, int *fd)

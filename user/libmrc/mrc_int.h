@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
 
@@ -199,6 +200,10 @@ struct mrc_mr *mrc_find_mr(struct mrc_context *ctx, uint32_t key);
 void mrc_push_async(struct mrc_context *ctx, struct mrc_qp *qp,
 		    enum mrc_async_event_type type, enum mrc_wc_status status);
 uint64_t mrc_now_ns(void);
+static inline uint64_t mrc_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
 struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);
 struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);
 

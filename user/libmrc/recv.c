@@ -133,7 +133,7 @@ static uint16_t trigger_hold(const struct mrc_qp *qp)
 
 	if (!qp->trigger.arrival_ns || clock_gettime(CLOCK_REALTIME, &now))
 		return 0;
-	now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	now_ns = mrc_timespec_ns(&now);
 	if (now_ns <= qp->trigger.arrival_ns)
 		return 0;
 	held = (now_ns - qp->trigger.arrival_ns) >> MRC_TS_SHIFT;
@@ -512,7 +512,7 @@ static uint64_t packet_arrival_ns(struct msghdr *mh)
 			struct timespec ts;
 
 			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			return mrc_timespec_ns(&ts);
 		}
 	}
 	return 0;
