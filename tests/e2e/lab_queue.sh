@@ -98,6 +98,7 @@ echo "    paced ECT flow into a real queue 25 x slower than the model: ce $ce," 
 check "the real queue's backlog marks" between "$ce" 1 300
 check "receiver saw every mark" eq "$ce" "$marked"
 check "every packet received" eq "$(json "$tmp/slow.json" .received)" 300
+check "payloads intact" eq "$(json "$tmp/slow.json" .pattern_errors)" 0
 for s in 1 2; do lab fault "p1-s$s" clear; done
 end
 
