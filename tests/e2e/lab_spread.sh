@@ -32,7 +32,8 @@ begin lab.ecmp_spreads_ports_ipv6
 spread_check "$(lab addr h2 2 -6)" 2
 end
 
-# One port, 3 rounds of 50 new sockets each: one spine gets everything.
+# One port, 3 rounds of 50 new sockets each: one spine gets everything
+# (but for a few frames of the kernel's own, see below).
 same_port_check() {
 	local addr=$1 p=$2 port=$3 round s1 s2
 	lab stats --reset
@@ -44,7 +45,13 @@ same_port_check() {
 	wait_recv
 	s1=$(spine_packets "$p" 1) s2=$(spine_packets "$p" 2)
 	echo "    port $port plane $p: spine1 $s1 spine2 $s2" >&2
-	check "one spine carries all 150" eq "$(( (s1 == 0 && s2 == 150) || (s2 == 0 && s1 == 150) ))" 1
+	# The spine counters count every frame, and the whole file runs in about
+	# a second after `lab up`: the MLD reports the kernel sends in the
+	# first seconds of an interface's life (seen in captures: one now and
+	# then in a check's window) cross the spines too, as would ARP/ND
+	# upkeep. Allow 3 such frames; split by hash, 150 packets would put
+	# dozens on each spine.
+	check "one spine carries all 150" eq "$(( (s1 <= 3 && s2 >= 150 && s2 <= 153) || (s2 <= 3 && s1 >= 150 && s1 <= 153) ))" 1
 }
 
 begin lab.same_port_same_spine
