@@ -52,30 +52,62 @@ LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 LIBBPF_LIBS   = $(shell $(PKG_CONFIG) --libs libbpf libxdp 2>/dev/null) -lelf -lz
 
 # --- what we build ---------------------------------------------------------
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(SKEL)/%.skel.h,$(BPF_SRCS))
-BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard bpf/include/*.h) $(wildcard include/mrc/*.h)
+# Folders by audience (docs/ARCHITECTURE.md, "Source tree"):
+#   bpf/           the fast path (mrc.bpf.c over role headers in bpf/mrc/)
+#   user/common/   code libmrc and the agent share; ships inside libmrc.a
+#   user/libmrc/   the application library (libmrc.a)
+#   user/agent/    agent-only code: mrcd's engines, mrcctl's commands
+#   user/mrcd/, user/mrcctl/   the two agent programs
+#   lab/           the lab: its BPF switch, ABI, mrc-labctl, traffic, mrc-lab
+#   tools/NAME/    one folder per tool program
+# Every program is the .c files of its folder; adding a file needs no edit
+# here.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c lab/*.bpf.c)
+BPF_OBJS  := $(patsubst %.bpf.c,$(BPF_OUT)/%.bpf.o,$(notdir $(BPF_SRCS)))
+SKELS     := $(patsubst %.bpf.c,$(SKEL)/%.skel.h,$(notdir $(BPF_SRCS)))
+BPF_HDRS  := $(wildcard bpf/*.h bpf/*/*.h lab/*.h include/mrc/*.h)
 
-LIB_SRCS  := $(wildcard user/lib/*.c)
-LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
-LIB       := $(BUILD)/libmrcutil.a
+objs_of    = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-MRC_SRCS  := $(wildcard user/libmrc/*.c)
-# libmrc carries the two helpers it uses, so applications link one archive.
-MRC_OBJS  := $(patsubst user/libmrc/%.c,$(BUILD)/obj/libmrc/%.o,$(MRC_SRCS)) \
-	     $(BUILD)/obj/lib/ev_profile.o $(BUILD)/obj/lib/parse.o \
-	     $(BUILD)/obj/lib/ev_state.o
-LIBMRC    := $(BUILD)/libmrc.a
+COMMON_OBJS := $(call objs_of,$(wildcard user/common/*.c))
+COMMON      := $(BUILD)/libmrccommon.a
+# libmrc carries the common code it uses, so applications link one archive.
+LIBMRC_OBJS := $(call objs_of,$(wildcard user/libmrc/*.c)) $(COMMON_OBJS)
+LIBMRC      := $(BUILD)/libmrc.a
+AGENT_OBJS  := $(call objs_of,$(wildcard user/agent/*.c))
+AGENT       := $(BUILD)/libmrcagent.a
 
-PROGS     := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
-	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline \
-	     $(BUILD)/mrc-bpf-cost
+MRCD_OBJS    := $(call objs_of,$(wildcard user/mrcd/*.c))
+MRCCTL_OBJS  := $(call objs_of,$(wildcard user/mrcctl/*.c))
+LABCTL_OBJS  := $(call objs_of,lab/labctl.c)
+TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
+PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
+TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
+BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
+
+# Installed programs; mrc-bpf-cost is a developer tool built on the BPF
+# tests' fixture, so it is built but not installed (installed tools link
+# no test code).
+INSTALLED_PROGS := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
+	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
+PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost
+
 # The BPF unit tests' fixture (skeleton, packets, QP set-up), shared by
-# test_mrc_xdp and mrc-bpf-cost.
-FIXTURE_OBJ := $(BUILD)/obj/tests/lib/mrc_fixture.o
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
-BPF_TESTS  := $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/*.c))
+# the BPF tests and mrc-bpf-cost.
+FIXTURE_OBJS := $(call objs_of,$(wildcard tests/lib/*.c))
+
+# A test is tests/{unit,bpf}/test_NAME.c or a folder tests/{unit,bpf}/test_NAME/
+# whose .c files link into one binary build/tests/test_NAME.
+test_names = $(sort $(basename $(notdir $(wildcard $(1)/test_*.c))) \
+	     $(notdir $(patsubst %/,%,$(wildcard $(1)/test_*/))))
+test_srcs  = $(wildcard $(1)/$(2).c $(1)/$(2)/*.c)
+UNIT_NAMES := $(call test_names,tests/unit)
+BPF_NAMES  := $(call test_names,tests/bpf)
+UNIT_TESTS := $(addprefix $(BUILD)/tests/,$(UNIT_NAMES))
+BPF_TESTS  := $(addprefix $(BUILD)/tests/,$(BPF_NAMES))
+TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/unit,$(n)))) \
+	      $(foreach n,$(BPF_NAMES),$(call objs_of,$(call test_srcs,tests/bpf,$(n)))) \
+	      $(FIXTURE_OBJS)
 
 .PHONY: all deps check-tools test demo bench install clean
 all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
@@ -116,10 +148,14 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
-	$(call msg,CLANG,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+define bpf_obj_rule
+$(BPF_OUT)/%.bpf.o: $(1)/%.bpf.c $$(BPF_HDRS) $$(BUILD)/vmlinux.h
+	$$(call msg,CLANG,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CLANG) $$(BPF_CFLAGS) -I$(1) -c $$< -o $$@
+endef
+$(eval $(call bpf_obj_rule,bpf))
+$(eval $(call bpf_obj_rule,lab))
 
 $(SKEL)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -127,81 +163,68 @@ $(SKEL)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
 # --- userspace -------------------------------------------------------------
-$(BUILD)/obj/%.o: user/%.c $(SKELS)
+# One compile rule for every C file: build/obj/<its path>.o.
+$(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
+# Only the objects that embed or drive a skeleton wait for it.
+$(MRCD_OBJS): $(SKEL)/mrc.skel.h
+$(LABCTL_OBJS): $(SKEL)/lab_fabric.skel.h
+$(BPFCOST_OBJS): $(SKEL)/mrc.skel.h $(SKEL)/trivial.skel.h
+$(TEST_OBJS): $(SKELS)
+$(TEST_OBJS) $(BPFCOST_OBJS): EXTRA_CFLAGS := -Itests/include -Ilab
+$(LABCTL_OBJS): EXTRA_CFLAGS := -Ilab
+
+$(COMMON): $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/mrc-labctl: $(BUILD)/obj/labctl.o $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(BUILD)/mrcd: $(BUILD)/obj/mrcd.o $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(BUILD)/mrcctl: $(BUILD)/obj/mrcctl.o $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(LIBMRC): $(MRC_OBJS)
+$(LIBMRC): $(LIBMRC_OBJS)
 	$(call msg,AR,$@)
+	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/obj/tools/%.o: tools/%.c
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+$(AGENT): $(AGENT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/mrc-perf: $(BUILD)/obj/tools/mrc-perf/mrc_perf.o $(LIBMRC) $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+link = $(call msg,LINK,$@) mkdir -p $(@D) && $(CC) $(CFLAGS) $(filter %.o %.a,$^) $(1) -o $@
 
-$(BUILD)/mrc-tcp-timeline: $(BUILD)/obj/tools/tcp-timeline/tcp_timeline.o
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@
+$(BUILD)/mrcd: $(MRCD_OBJS) $(AGENT) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/mrcctl: $(MRCCTL_OBJS) $(AGENT) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/mrc-labctl: $(LABCTL_OBJS) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/mrc-lab-traffic: $(TRAFFIC_OBJS)
+	$(Q)$(call link,)
+$(BUILD)/mrc-perf: $(PERF_OBJS) $(AGENT) $(LIBMRC)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/mrc-tcp-timeline: $(TIMELINE_OBJS)
+	$(Q)$(call link,)
+$(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
 
-# mrc-bpf-cost: the skeletons and the BPF tests' fixture.
-$(BUILD)/obj/tools/bpf-cost/bpf_cost.o: tools/bpf-cost/bpf_cost.c $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/include $(LIBBPF_CFLAGS) -c $< -o $@
-
-$(BUILD)/mrc-bpf-cost: $(BUILD)/obj/tools/bpf-cost/bpf_cost.o $(FIXTURE_OBJ) $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(BUILD)/mrc-lab-traffic: $(BUILD)/obj/lab_traffic.o
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@
-
-$(BUILD)/obj/tests/%.o: tests/%.c $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/include $(LIBBPF_CFLAGS) -c $< -o $@
-
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIBMRC) $(LIB)
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
-
-$(BUILD)/tests/test_mrc_xdp: $(FIXTURE_OBJ)
+define unit_test_rule
+$(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)
+	$$(Q)$$(call link,$$(LIBBPF_LIBS))
+endef
+define bpf_test_rule
+$(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/bpf,$(1))) $(FIXTURE_OBJS) $(AGENT) $(LIBMRC)
+	$$(Q)$$(call link,$$(LIBBPF_LIBS))
+endef
+$(foreach n,$(UNIT_NAMES),$(eval $(call unit_test_rule,$(n))))
+$(foreach n,$(BPF_NAMES),$(eval $(call bpf_test_rule,$(n))))
 
 # --- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf \
 		$(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
-	install -m 0755 tools/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
+	install -m 0755 $(INSTALLED_PROGS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
+	install -m 0755 lab/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
 	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
 	install -m 0644 $(filter-out %/trivial.bpf.o,$(BPF_OBJS)) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
 	install -d $(DESTDIR)$(PREFIX)/include/mrc

@@ -424,7 +424,7 @@ static __always_inline struct mrc_ctl_stats *ctl_stats(void)
 /*
  * EV state changes. plane, state and flags of an entry form one 32-bit
  * word that XDP, TC, libmrc and mrcd change only by compare-and-swap, so
- * no change undoes another (user/lib/ev_state.c is the userspace twin).
+ * no change undoes another (user/common/ev_state.c is the userspace twin).
  * A CAS that keeps failing gives up after a few tries: the state is
  * advisory and the next SACK tries again.
  */

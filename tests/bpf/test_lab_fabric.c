@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * BPF unit tests of bpf/lab_fabric.bpf.c, the lab's switch-port emulator.
+ * BPF unit tests of lab/lab_fabric.bpf.c, the lab's switch-port emulator.
  *
  * Every test runs the tc programs on crafted packets through
  * bpf_prog_test_run_opts(): no devices, no traffic, deterministic. The
@@ -22,7 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "mrc/abi.h"
+#include "lab_abi.h"
 #include "lab_fabric.skel.h"
 #include "test.h"
 #include "packet.h"

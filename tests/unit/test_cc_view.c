@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Unit tests of user/lib/cc_view: the RTT percentiles mrcctl `qp show` and
+ * Unit tests of user/agent/cc_view: the RTT percentiles mrcctl `qp show` and
  * mrc-perf's "cc" read from a window's histogram, and the JSON members
  * both print.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cc_view.h"
+#include "agent/cc_view.h"
 #include "test.h"
 
 TEST_STATE_DEFINE;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Unit tests of user/lib/ev_profile.c: pdep, EV expansion, layout and
+ * Unit tests of user/common/ev_profile.c: pdep, EV expansion, layout and
  * profile validation, the profile state machine, QP EV table generation
  * and the mrcctl-style field syntax. Expected values are worked out by
  * hand in the comments, not computed by the code under test.
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "lib/ev_profile.h"
+#include "common/ev_profile.h"
 #include "test.h"
 
 TEST_STATE_DEFINE;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Unit tests of user/lib/ev_state.c: the EV state changes libmrc (timeouts)
+ * Unit tests of user/common/ev_state.c: the EV state changes libmrc (timeouts)
  * and mrcd (probes, port status, deny/allow) make on a QP's EV table. The
  * rules must match the BPF side (tests/bpf/test_mrc_xdp.c checks those):
  * backups of the same plane take a demoted EV's place, an owed place is
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lib/ev_state.h"
+#include "common/ev_state.h"
 #include "test.h"
 
 TEST_STATE_DEFINE;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Unit tests of user/lib/parse.c: the number parsers behind every
+ * Unit tests of user/common/parse.c: the number parsers behind every
  * mrc-labctl and mrc-lab command-line value (rates, sizes, percentages)
  * and of mrcctl's CC profile fractions.
  */
 #include <errno.h>
 #include <stdint.h>
 
-#include "lib/parse.h"
+#include "common/parse.h"
 #include "test.h"
 
 TEST_STATE_DEFINE;

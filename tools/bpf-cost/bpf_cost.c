@@ -69,7 +69,7 @@
 
 #include "mrc_fixture.h"
 #include "mrc/nscc.h"
-#include "lib/parse.h"
+#include "common/parse.h"
 #include "trivial.skel.h"
 
 #define PROG "mrc-bpf-cost"

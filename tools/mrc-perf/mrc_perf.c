@@ -72,9 +72,9 @@
 #include <unistd.h>
 
 #include "mrc/mrc.h"
-#include "lib/cc_view.h"
-#include "lib/parse.h"
-#include "lib/json_out.h"
+#include "agent/cc_view.h"
+#include "common/parse.h"
+#include "agent/json_out.h"
 
 #define PROG			"mrc-perf"
 #define EXIT_RUNTIME		1

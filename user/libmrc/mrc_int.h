@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/abi.h"
-#include "lib/ev_state.h"
+#include "common/ev_state.h"
 #include "mrc/mrc.h"
 
 #define MRC_MAX_SGE		16

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "lib/ev_profile.h"
+#include "common/ev_profile.h"
 #include "mrc_int.h"
 
 

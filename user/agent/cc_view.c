@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /* A congestion window as the tools show it: see cc_view.h. */
-#include "lib/cc_view.h"
+#include "agent/cc_view.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,8 +9,8 @@
 
 #include <bpf/bpf.h>
 
-#include "lib/errmsg.h"
-#include "lib/json_out.h"
+#include "common/errmsg.h"
+#include "agent/json_out.h"
 
 const char *cc_algo_name(uint32_t algo)
 {

@@ -2,7 +2,7 @@
 /*
  * The EV event log; see ev_events.h.
  */
-#include "lib/ev_events.h"
+#include "agent/ev_events.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * here needs mrcd or the pinned maps to exist.
  */
 #define _GNU_SOURCE
-#include "lib/doctor.h"
+#include "agent/doctor.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,9 +25,9 @@
 #include <xdp/libxdp.h>
 
 #include "mrc/abi.h"
-#include "lib/agent_cmds.h"
-#include "lib/agent_ipc.h"
-#include "lib/json_out.h"
+#include "agent/agent_cmds.h"
+#include "agent/agent_ipc.h"
+#include "agent/json_out.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC		0xcafe4a11
@@ -39,7 +39,7 @@
 #define CAP_SYS_ADMIN_BIT	21
 #define CAP_BPF_BIT		39
 
-/* mrcd's TC egress filter (user/mrcd.c). */
+/* mrcd's TC egress filter (user/mrcd/). */
 #define DOCTOR_TC_HANDLE	0x4d43
 #define DOCTOR_TC_PRIO		0x4d43
 

@@ -3,15 +3,15 @@
  * EV profiles: field expansion, validation, state machine and QP EV table
  * generation. The rules are written down in ev_profile.h.
  */
-#include "lib/ev_profile.h"
+#include "common/ev_profile.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/parse.h"
-#include "lib/errmsg.h"
+#include "common/parse.h"
+#include "common/errmsg.h"
 
 
 /* ---- bit helpers ------------------------------------------------------ */

@@ -3,8 +3,8 @@
  * mrcd <-> mrcctl: paths and the message protocol (see agent_ipc.h).
  */
 #define _GNU_SOURCE
-#include "lib/agent_ipc.h"
-#include "lib/errmsg.h"
+#include "agent/agent_ipc.h"
+#include "common/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * mrc_qps (one syscall) is read only when a slot is first looked at.
  */
 #define _GNU_SOURCE
-#include "lib/probe_engine.h"
+#include "agent/probe_engine.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,8 +27,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "lib/ev_state.h"
-#include "lib/probe_net.h"
+#include "common/ev_state.h"
+#include "agent/probe_net.h"
 
 #define MS_NS		1000000ull
 #define PE_ANNOUNCES	16

@@ -18,7 +18,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
 #include "parsing.h"
-#include "mrc/abi.h"
+#include "lab_abi.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 

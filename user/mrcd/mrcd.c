@@ -62,12 +62,12 @@
 #include <xdp/libxdp.h>
 
 #include "mrc/abi.h"
-#include "lib/agent_cmds.h"
-#include "lib/agent_ipc.h"
-#include "lib/ev_events.h"
-#include "lib/ev_state.h"
-#include "lib/parse.h"
-#include "lib/probe_engine.h"
+#include "agent/agent_cmds.h"
+#include "agent/agent_ipc.h"
+#include "agent/ev_events.h"
+#include "common/ev_state.h"
+#include "common/parse.h"
+#include "agent/probe_engine.h"
 #include "mrc.skel.h"
 
 #define EXIT_RUNTIME	1

@@ -21,8 +21,8 @@
 #include <stdio.h>
 
 #include "mrc/abi.h"
-#include "lib/ev_events.h"
-#include "lib/probe_engine.h"
+#include "agent/ev_events.h"
+#include "agent/probe_engine.h"
 
 #define AGENT_EXIT_OK		0
 #define AGENT_EXIT_FAIL		1

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "mrc/abi.h"
-#include "lib/ev_events.h"
+#include "agent/ev_events.h"
 
 #define PE_INTERVAL_MS_DEFAULT	50
 #define PE_SUCCESS_GAP_MS	10	/* next probe after an answered one */

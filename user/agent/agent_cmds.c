@@ -5,7 +5,7 @@
  * pinned maps.
  */
 #define _GNU_SOURCE
-#include "lib/agent_cmds.h"
+#include "agent/agent_cmds.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -23,13 +23,13 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/nscc.h"
-#include "lib/cc_view.h"
-#include "lib/doctor.h"
-#include "lib/ev_profile.h"
-#include "lib/ev_state.h"
-#include "lib/probe_net.h"
-#include "lib/parse.h"
-#include "lib/json_out.h"
+#include "agent/cc_view.h"
+#include "agent/doctor.h"
+#include "common/ev_profile.h"
+#include "common/ev_state.h"
+#include "agent/probe_net.h"
+#include "common/parse.h"
+#include "agent/json_out.h"
 
 struct ctx {
 	const struct agent_cmd_env *env;

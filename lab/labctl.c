@@ -2,7 +2,7 @@
 /*
  * mrc-labctl: the BPF half of tools/mrc-lab. The shell script builds the
  * namespaces and veth links; this program loads the switch emulation
- * (bpf/lab_fabric.bpf.c) once per lab, attaches it to every fabric port in
+ * (lab/lab_fabric.bpf.c) once per lab, attaches it to every fabric port in
  * its namespace, and reads or writes the fault configuration and counters
  * through the maps pinned in the lab's folder.
  *
@@ -24,8 +24,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "mrc/abi.h"
-#include "lib/parse.h"
+#include "lab_abi.h"
+#include "common/parse.h"
 #include "lab_fabric.skel.h"
 
 #ifndef SO_NETNS_COOKIE

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * The one way user/lib reports an error to its caller: a return code plus
+ * The one way user/common and user/agent report an error to its caller: a return code plus
  * a message in the caller's buffer (which may be NULL), so the caller
  * decides where it is printed.
  */

@@ -3,8 +3,8 @@
  * Endpoint packets, addresses, sockets and the link watch; see probe_net.h.
  */
 #define _GNU_SOURCE
-#include "lib/probe_net.h"
-#include "lib/errmsg.h"
+#include "agent/probe_net.h"
+#include "common/errmsg.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

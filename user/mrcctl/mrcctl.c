@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/agent_cmds.h"
-#include "lib/agent_ipc.h"
+#include "agent/agent_cmds.h"
+#include "agent/agent_ipc.h"
 
 struct global_opts {
 	const char *pin_dir;
