@@ -18,7 +18,45 @@ struct test_state {
 
 extern struct test_state test_state;
 
-#define TEST_STATE_DEFINE struct test_state test_state
+/*
+ * Registered tests: TEST_CASE(fn, "name") { ... } defines a test and adds
+ * it to the binary's list before main() runs (a constructor appends it),
+ * so a test file split over several .c files needs no hand-kept list.
+ * Tests run in registration order: within a file, definition order; across
+ * files, link order. A test must not rely on another having run first.
+ */
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+	struct test_case *next;
+};
+
+struct test_registry {
+	struct test_case *head, **tail;
+	unsigned int count;
+};
+
+extern struct test_registry test_registry;
+
+#define TEST_STATE_DEFINE						\
+	struct test_state test_state;					\
+	struct test_registry test_registry = { NULL, &test_registry.head, 0 }
+
+static inline void test_register(struct test_case *tc)
+{
+	*test_registry.tail = tc;
+	test_registry.tail = &tc->next;
+	test_registry.count++;
+}
+
+#define TEST_CASE(fn, name)						\
+	static void fn(void);						\
+	static struct test_case fn##__case = { (name), fn, NULL };	\
+	__attribute__((constructor)) static void fn##__register(void)	\
+	{								\
+		test_register(&fn##__case);				\
+	}								\
+	static void fn(void)
 
 #define ASSERT_TRUE(cond, what) ({					\
 	int __ok = !!(cond);						\
@@ -74,6 +112,13 @@ extern struct test_state test_state;
 	printf("[%s] %s\n", (name), test_state.failed ? "FAIL" :	\
 	       test_state.skipped ? "SKIP" : "PASS");			\
 	fflush(stdout);							\
+} while (0)
+
+/* Run every registered test in order (RUN_TEST on each). */
+#define RUN_REGISTERED_TESTS() do {					\
+	for (struct test_case *__tc = test_registry.head; __tc;		\
+	     __tc = __tc->next)						\
+		RUN_TEST(__tc->name, __tc->fn);				\
 } while (0)
 
 #define TEST_EXIT() (test_state.total_failed ? 1 : 0)
