@@ -246,6 +246,13 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * QP numbers are 1..MRC_MAX_QPS on a host; slot = qpn - 1 indexes every
  * per-QP array. A QP number is claimed by inserting into mrc_qp_owner.
  */
+/*
+ * The version of everything in this file that crosses the pinned maps:
+ * bump it whenever a shared struct, a map's size or a meaning changes.
+ * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
+ */
+#define MRC_ABI_VERSION		1
+
 #define MRC_MAX_QPS		256
 #define MRC_MAX_CTX		64	/* processes using libmrc at once */
 #define MRC_MAX_PEER_ADDRS	8	/* one per plane, plane order */
@@ -851,8 +858,16 @@ struct mrc_global_cfg {
 	 */
 	__u16	agent_port;
 	__u32	flags;
+	/*
+	 * MRC_ABI_VERSION of the mrcd that loaded the fast path, written with
+	 * the rest of this record. A program built against another version
+	 * refuses the maps (user/common/pins.c) instead of misreading them.
+	 * 0 = not configured yet.
+	 */
+	__u32	abi_version;
+	__u32	_reserved;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_global_cfg, 8);
+MRC_ABI_ASSERT_SIZE(struct mrc_global_cfg, 16);
 
 /*
  * EV events: every GOOD <-> ASSUMED_BAD change. XDP writes the ones it

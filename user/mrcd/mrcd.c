@@ -754,7 +754,10 @@ static int write_plane_of(const struct agent *a)
 
 static int write_config(const struct agent *a)
 {
-	struct mrc_global_cfg cfg = { .udp_port = a->opt.port };
+	struct mrc_global_cfg cfg = {
+		.udp_port = a->opt.port,
+		.abi_version = MRC_ABI_VERSION,
+	};
 	__u32 key = 0;
 	int err;
 
@@ -1367,6 +1370,7 @@ static int set_agent_port(const struct agent *a, __u16 port)
 	if (bpf_map__lookup_elem(m, &key, sizeof(key), &cfg, sizeof(cfg), 0))
 		cfg.udp_port = a->opt.port;
 	cfg.agent_port = port;
+	cfg.abi_version = MRC_ABI_VERSION;
 	err = bpf_map__update_elem(m, &key, sizeof(key), &cfg, sizeof(cfg), BPF_ANY);
 	if (err)
 		pr_err("writing the agent port to mrc_cfg: %s\n", strerror(-err));

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Unit tests of user/common/pins.c: a pinned map of the wrong shape, or
+ * an mrc_cfg from another ABI version, is refused with a message that
+ * names it; the right ones open. Maps are created here (bpf_map_create)
+ * and pinned in a private folder of the bpffs: no program, no mrcd.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "common/pins.h"
+#include "mrc/abi.h"
+#include "pindir.h"
+#include "test.h"
+
+TEST_STATE_DEFINE;
+
+static char dir[64];
+
+/* Create and pin a map of spec's shape, with value_size changed by delta. */
+static int pin_like(enum mrc_pin id, int value_delta)
+{
+	const struct mrc_pin_spec *s = mrc_pin_spec(id);
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = s->flags);
+	char path[128];
+	int fd, rc;
+
+	fd = bpf_map_create(s->type, s->name, s->key_size, s->value_size + value_delta,
+			    s->max_entries, &o);
+	if (fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
+	unlink(path);
+	rc = bpf_obj_pin(fd, path) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static int set_abi_version(__u32 version)
+{
+	struct mrc_global_cfg cfg = { .abi_version = version };
+	char err[256];
+	__u32 key = 0;
+	int fd = mrc_pin_open(dir, MRC_PIN_CFG, err, sizeof(err)), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = bpf_map_update_elem(fd, &key, &cfg, BPF_ANY) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+TEST_CASE(test_spec_names_unique, "pins.spec_names_unique")
+{
+	for (unsigned int i = 0; i < MRC_PIN__COUNT; i++) {
+		ASSERT_TRUE(mrc_pin_spec(i) && mrc_pin_spec(i)->name, "named");
+		ASSERT_EQ(mrc_pin_by_name(mrc_pin_spec(i)->name), i, "found by name");
+	}
+	ASSERT_EQ(mrc_pin_by_name("mrc_nothing"), MRC_PIN__COUNT, "unknown name");
+}
+
+TEST_CASE(test_missing_map_says_mrcd, "pins.missing_map_names_mrcd")
+{
+	char err[256] = "";
+	int fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+
+	ASSERT_EQ(fd, -ENOENT, "missing map");
+	ASSERT_TRUE(strstr(err, "mrc_tx") && strstr(err, "is mrcd running?"), err);
+}
+
+TEST_CASE(test_wrong_value_size_refused, "pins.wrong_value_size_refused")
+{
+	char err[256] = "";
+	int fd;
+
+	ASSERT_EQ(pin_like(MRC_PIN_TX, 64), 0, "pin a bigger mrc_tx");
+	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+	ASSERT_EQ(fd, -EPROTO, "refused");
+	ASSERT_TRUE(strstr(err, "value size") && strstr(err, "different builds"), err);
+	ASSERT_EQ(pin_like(MRC_PIN_TX, 0), 0, "pin the right mrc_tx");
+	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+	ASSERT_TRUE(fd >= 0, "right shape opens");
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_CASE(test_abi_version_checked, "pins.abi_version_checked")
+{
+	const enum mrc_pin which[] = { MRC_PIN_TX };
+	struct mrc_pins p;
+	char err[256] = "";
+
+	ASSERT_EQ(pin_like(MRC_PIN_CFG, 0), 0, "pin mrc_cfg");
+	ASSERT_EQ(pin_like(MRC_PIN_TX, 0), 0, "pin mrc_tx");
+	ASSERT_EQ(mrc_pins_open(&p, dir, which, 1, err, sizeof(err)), -ENODATA,
+		  "unconfigured");
+	ASSERT_TRUE(strstr(err, "not configured") != NULL, err);
+	ASSERT_EQ(p.fd[MRC_PIN_CFG], -1, "nothing left open");
+	ASSERT_EQ(set_abi_version(MRC_ABI_VERSION + 1), 0, "newer version");
+	ASSERT_EQ(mrc_pins_open(&p, dir, which, 1, err, sizeof(err)), -EPROTO,
+		  "other version");
+	ASSERT_TRUE(strstr(err, "ABI version") != NULL, err);
+	ASSERT_EQ(set_abi_version(MRC_ABI_VERSION), 0, "this version");
+	ASSERT_EQ(mrc_pins_open(&p, dir, which, 1, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(p.fd[MRC_PIN_TX] >= 0 && p.fd[MRC_PIN_CFG] >= 0, "both open");
+	ASSERT_EQ(p.fd[MRC_PIN_RX], -1, "only what was asked");
+	mrc_pins_close(&p);
+	ASSERT_EQ(p.fd[MRC_PIN_TX], -1, "closed");
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/mrc-test-pins-%d", (int)getpid());
+	if (mkdir(dir, 0700)) {
+		fprintf(stderr, "mkdir %s: %s\n", dir, strerror(errno));
+		printf("[pins.setup] FAIL\n");
+		return 1;
+	}
+	RUN_REGISTERED_TESTS();
+	pin_dir_remove(dir, sizeof(dir));
+	return TEST_EXIT();
+}
