@@ -64,7 +64,7 @@ static void check_expand(const struct ev_layout *l, uint32_t compact,
 
 /* ---- bit helpers ------------------------------------------------------ */
 
-static void test_popcount(void)
+TEST_CASE(test_popcount, "ev_profile.popcount")
 {
 	ASSERT_EQ(ev_popcount32(0), 0, "popcount(0)");
 	ASSERT_EQ(ev_popcount32(1), 1, "popcount(1)");
@@ -74,7 +74,7 @@ static void test_popcount(void)
 	ASSERT_EQ(ev_popcount32(UINT32_MAX), 32, "popcount(~0)");
 }
 
-static void test_pdep(void)
+TEST_CASE(test_pdep, "ev_profile.pdep")
 {
 	/*
 	 * mask 0b11010 has bits 1, 3, 4. value 0b101: bit 0 (1) -> bit 1,
@@ -106,7 +106,7 @@ static void test_pdep(void)
 
 /* ---- expansion -------------------------------------------------------- */
 
-static void test_expand_udp_single(void)
+TEST_CASE(test_expand_udp_single, "ev_profile.expand.udp_single")
 {
 	static const uint8_t fmt16[] = { 16 };
 	struct ev_field f;
@@ -150,7 +150,7 @@ static void test_expand_udp_single(void)
 	check_expand(&l, 1, -EINVAL, 0);
 }
 
-static void test_expand_init_preserved(void)
+TEST_CASE(test_expand_init_preserved, "ev_profile.expand.init_preserved")
 {
 	static const uint8_t fmt16[] = { 16 };
 	struct ev_field f = fld(16, 0xFFFF, 0, 0xFFFF, 0x0F00);
@@ -187,7 +187,7 @@ static void test_expand_init_preserved(void)
  * compact 0x3FF: 0x8005 | 0x0F0A = 0x8F0F, 0x0E0 | 0x813 = 0x8F3
  *   -> 0x8F0F08F3
  */
-static void test_expand_stev_two_fields(void)
+TEST_CASE(test_expand_stev_two_fields, "ev_profile.expand.stev_two_fields")
 {
 	static const uint8_t fmt[] = { 16, 16 };
 	struct ev_field f[2] = {
@@ -215,7 +215,7 @@ static void test_expand_stev_two_fields(void)
 	}
 }
 
-static void test_expand_min_max(void)
+TEST_CASE(test_expand_min_max, "ev_profile.expand.min_max")
 {
 	static const uint8_t fmt[] = { 16, 16 };
 	struct ev_field f[2] = {
@@ -270,7 +270,7 @@ static void check_layout_err(const struct ev_layout *l, unsigned int max_bits,
 	ASSERT_ERR_HAS(needle);
 }
 
-static void test_validate_field(void)
+TEST_CASE(test_validate_field, "ev_profile.validate.field")
 {
 	struct ev_field ok = fld(8, 0x10, 0x10, 0xF0, 0x0F);
 
@@ -301,7 +301,7 @@ static void test_validate_field(void)
 	}
 }
 
-static void test_validate_layout(void)
+TEST_CASE(test_validate_layout, "ev_profile.validate.layout")
 {
 	static const uint8_t fmt1[] = { 16 }, fmt2[] = { 16, 16 },
 			     fmt32x2[] = { 32, 32 }, fmt8[] = { 8 };
@@ -380,7 +380,7 @@ static void test_validate_layout(void)
 	}
 }
 
-static void test_validate_profile(void)
+TEST_CASE(test_validate_profile, "ev_profile.validate.profile")
 {
 	struct ev_profile p;
 	struct ev_field f;
@@ -502,7 +502,7 @@ static void test_validate_profile(void)
 
 /* ---- state machine ---------------------------------------------------- */
 
-static void test_transitions(void)
+TEST_CASE(test_transitions, "ev_profile.state.transitions")
 {
 	static const struct {
 		enum ev_profile_state from, to;
@@ -542,7 +542,7 @@ static void test_transitions(void)
 	ASSERT_ERR_HAS("INIT -> ONLINE not allowed");
 }
 
-static void test_set_state(void)
+TEST_CASE(test_set_state, "ev_profile.state.set_state")
 {
 	struct ev_profile p;
 	struct ev_field f = fld(16, 0, 0, 0xFFFF, 0xFFFF);
@@ -568,7 +568,7 @@ static void test_set_state(void)
 		  -EINVAL, "OFFLINE -> INIT");
 }
 
-static void test_edits_refused_online(void)
+TEST_CASE(test_edits_refused_online, "ev_profile.state.edits_refused_online")
 {
 	static const uint8_t w[] = { 16 };
 	struct ev_field f = fld(16, 0, 0, 0xFFFF, 0xFFFF);
@@ -669,7 +669,7 @@ static void check_table(const struct ev_table_entry *t, unsigned int n,
 			}
 }
 
-static void test_generate_planes(void)
+TEST_CASE(test_generate_planes, "ev_profile.generate.planes")
 {
 	/*
 	 * UDP, init 0x1000, mask 0x0F0F (N = 8), min 0x1010, max 0x1FF0.
@@ -751,7 +751,7 @@ static void test_generate_planes(void)
  * (0x0004): 0x41100004. 12th: field 1 d=6 (0x4120), field 2 d=2:
  * 0x41200004.
  */
-static void test_generate_stev_sparse(void)
+TEST_CASE(test_generate_stev_sparse, "ev_profile.generate.stev_sparse")
 {
 	static const uint8_t w[] = { 16, 16 };
 	struct ev_field f1 = fld(16, 0x4000, 0x4110, 0x4320, 0x0330);
@@ -794,7 +794,7 @@ static void test_generate_stev_sparse(void)
  * visit the 2^32 - 256 invalid ones one by one (this test would take
  * many seconds if it did). EVs are 0xFFFFFF00 ... 0xFFFFFFFF.
  */
-static void test_generate_large_space(void)
+TEST_CASE(test_generate_large_space, "ev_profile.generate.large_space")
 {
 	static const uint8_t w[] = { 32 };
 	struct ev_field f = fld(32, 0, 0xFFFFFF00, UINT32_MAX, UINT32_MAX);
@@ -813,7 +813,7 @@ static void test_generate_large_space(void)
 		ok = ASSERT_EQ(t[i].ev, 0xFFFFFF00u + i, "EV i");
 }
 
-static void test_generate_exhausted(void)
+TEST_CASE(test_generate_exhausted, "ev_profile.generate.exhausted")
 {
 	/* Mask 0x000F: 16 compact values, all valid, ev_count 32. */
 	struct ev_field f = fld(16, 0x5000, 0, 0xFFFF, 0x000F);
@@ -833,7 +833,7 @@ static void test_generate_exhausted(void)
 		  -ENOSPC, "16 < min_active 17");
 }
 
-static void test_generate_backups(void)
+TEST_CASE(test_generate_backups, "ev_profile.generate.backups")
 {
 	/*
 	 * 10 EVs on 4 planes: planes 1, 2 get 3 (entries 0,4,8 and 1,5,9),
@@ -875,7 +875,7 @@ static void test_generate_backups(void)
 	ASSERT_ERR_HAS("plane 3 has 2 EVs");
 }
 
-static void test_explicit(void)
+TEST_CASE(test_explicit, "ev_profile.generate.explicit")
 {
 	struct ev_table_entry t[MRC_MAX_EVS];
 	struct ev_profile p, g;
@@ -966,7 +966,7 @@ static void test_explicit(void)
 	ASSERT_ERR_HAS("EV lists belong to EXPLICIT");
 }
 
-static void test_auto(void)
+TEST_CASE(test_auto, "ev_profile.generate.auto")
 {
 	struct ev_table_entry t[MRC_MAX_EVS];
 	struct ev_field f = fld(16, 0, 0, 0xFFFF, 0xFFFF);
@@ -1036,7 +1036,7 @@ static void check_fmt(const char *s, int want_rc, unsigned int want_n,
 	}
 }
 
-static void test_parse_fmt_fields(void)
+TEST_CASE(test_parse_fmt_fields, "ev_profile.parse.fmt_fields")
 {
 	static const uint8_t w16_16[] = { 16, 16 }, w16[] = { 16 },
 			     w16_8_8[] = { 16, 8, 8 }, w32[] = { 32 },
@@ -1096,7 +1096,7 @@ static void check_spec(const char *s, int want_rc, struct ev_field want,
 	ASSERT_EQ(f.mask, want.mask, what);
 }
 
-static void test_parse_field_spec(void)
+TEST_CASE(test_parse_field_spec, "ev_profile.parse.field_spec")
 {
 	struct ev_field none = { 0 };
 
@@ -1152,26 +1152,6 @@ static void test_parse_field_spec(void)
 
 int main(void)
 {
-	RUN_TEST("ev_profile.popcount", test_popcount);
-	RUN_TEST("ev_profile.pdep", test_pdep);
-	RUN_TEST("ev_profile.expand.udp_single", test_expand_udp_single);
-	RUN_TEST("ev_profile.expand.init_preserved", test_expand_init_preserved);
-	RUN_TEST("ev_profile.expand.stev_two_fields", test_expand_stev_two_fields);
-	RUN_TEST("ev_profile.expand.min_max", test_expand_min_max);
-	RUN_TEST("ev_profile.validate.field", test_validate_field);
-	RUN_TEST("ev_profile.validate.layout", test_validate_layout);
-	RUN_TEST("ev_profile.validate.profile", test_validate_profile);
-	RUN_TEST("ev_profile.state.transitions", test_transitions);
-	RUN_TEST("ev_profile.state.set_state", test_set_state);
-	RUN_TEST("ev_profile.state.edits_refused_online", test_edits_refused_online);
-	RUN_TEST("ev_profile.generate.planes", test_generate_planes);
-	RUN_TEST("ev_profile.generate.stev_sparse", test_generate_stev_sparse);
-	RUN_TEST("ev_profile.generate.large_space", test_generate_large_space);
-	RUN_TEST("ev_profile.generate.exhausted", test_generate_exhausted);
-	RUN_TEST("ev_profile.generate.backups", test_generate_backups);
-	RUN_TEST("ev_profile.generate.explicit", test_explicit);
-	RUN_TEST("ev_profile.generate.auto", test_auto);
-	RUN_TEST("ev_profile.parse.fmt_fields", test_parse_fmt_fields);
-	RUN_TEST("ev_profile.parse.field_spec", test_parse_field_spec);
+	RUN_REGISTERED_TESTS();
 	return TEST_EXIT();
 }
