@@ -5,7 +5,7 @@
  *
  * This file is the algorithm and nothing else: pure integer arithmetic on
  * struct mrc_nscc (include/mrc/abi.h), no maps, no clocks, no helpers. The
- * XDP program calls it under the window's spin lock; tests/unit/test_nscc.c
+ * XDP program calls it under the window's spin lock; tests/unit/test_nscc/
  * drives the very same code with scripted ACK sequences.
  *
  * Each acknowledgement brings newly acked bytes, an ECN echo (the SACK's

@@ -167,6 +167,18 @@ static int setup(void)
 		fprintf(stderr, "loading mrc: %s (run as root)\n", strerror(-err));
 		return -1;
 	}
+	/* What mrcd writes at start: libmrc refuses maps of another ABI. */
+	{
+		struct mrc_global_cfg cfg = { .abi_version = MRC_ABI_VERSION };
+		__u32 key = 0;
+
+		err = bpf_map_update_elem(bpf_map__fd(lm_skel->maps.mrc_cfg), &key,
+					  &cfg, BPF_ANY);
+		if (err) {
+			fprintf(stderr, "writing mrc_cfg: %s\n", strerror(errno));
+			return -1;
+		}
+	}
 
 	err = bpf_xdp_attach(lm_lo_ifindex, bpf_program__fd(lm_skel->progs.mrc_xdp_rx),
 			     XDP_FLAGS_SKB_MODE, NULL);
