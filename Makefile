@@ -169,11 +169,13 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
 
-# Only the objects that embed or drive a skeleton wait for it.
-$(MRCD_OBJS): $(SKEL)/mrc.skel.h
-$(LABCTL_OBJS): $(SKEL)/lab_fabric.skel.h
-$(BPFCOST_OBJS): $(SKEL)/mrc.skel.h $(SKEL)/trivial.skel.h
-$(TEST_OBJS): $(SKELS)
+# Only the objects that embed or drive a skeleton wait for one. The wait
+# is order-only: the compiler's dependency files (-MMD) then make each
+# object depend on the skeletons it really includes, so changing the BPF
+# program rebuilds those objects and nothing else (tests/e2e/structure.sh).
+SKEL_USERS := $(MRCD_OBJS) $(LABCTL_OBJS) $(BPFCOST_OBJS) $(FIXTURE_OBJS) \
+	      $(foreach n,$(BPF_NAMES),$(call objs_of,$(call test_srcs,tests/bpf,$(n))))
+$(SKEL_USERS): | $(SKELS)
 $(TEST_OBJS) $(BPFCOST_OBJS): EXTRA_CFLAGS := -Itests/include -Ilab
 $(LABCTL_OBJS): EXTRA_CFLAGS := -Ilab
 
