@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * ACK receive in mrc_xdp_rx (we are the requester): SACKs move snd_una
+ * and complete WRs on the context's event ring, report the holes as
+ * losses once, read the bitmap at its offset, and are refused when they
+ * ack what was never sent or are stale; NACKs by reason (loss or fatal),
+ * truncated, stale or bad; the event ring missing or full. Ends with the
+ * cost of one SACK (information, not a check).
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

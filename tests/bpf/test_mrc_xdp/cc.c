@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * Congestion control in XDP: the SACKs and NACKs that mrc_xdp_rx
+ * processes feed the QP's NSCC window (include/mrc/nscc.h): acked bytes,
+ * RTT samples, ECN decrease, trims, losses, algorithm none, the view
+ * libmrc reads (mrc_cc_view) and the MRC_EVT_WINDOW wake-up, windows a QP
+ * has not (cc_slot none or out of range) left alone, update packing.
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

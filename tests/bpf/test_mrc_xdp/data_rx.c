@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * DATA receive in mrc_xdp_rx: valid DATA (IPv4, IPv6 with a TSETH from
+ * the second peer address, no UDP checksum, a checksum that folds to
+ * 0xffff) steered to the owner's socket with nothing else changed, PROBE
+ * steering, the configured UDP port, and everything that is not MRC
+ * passing untouched. The DATA the program refuses (malformed, unknown or
+ * unready QP, stranger, duplicate, out of window, PSN wrap) is the table
+ * of data_validation_table.c.
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * EV demotion in XDP: a loss demotes the EV that carried the packet to
+ * ASSUMED_BAD and activates a GOOD backup of the same plane (or sets OWED
+ * when there is none), same-path demotion and its window, min_active and
+ * ALWAYS_SKIP, only usable EVs demoted, NACKs that demote nothing, and
+ * the EV events on mrc_ev_events (also when that ring is full).
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

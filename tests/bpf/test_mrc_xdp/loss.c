@@ -1,8 +1,116 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * Loss detection on SACKs (XDP): a hole is lost only once a SACK shows it
+ * missing and a trigger overtook it, on its plane beyond the plane's
+ * reorder window (RACK) or on the same EV by more than MRC_EV_REORDER_NS,
+ * or once it is older than the give-up window; stale and lost SACKs
+ * decide nothing.
+ */
 #include "mrc_xdp_test.h"
+
+/*
+ * Holes with a send-log record that the SACK shows missing are lost only
+ * when overtaken on their own plane: the SACK's trigger was sent on that
+ * plane more than the reorder window (srtt / 8, at least
+ * MRC_REORDER_MIN_NS) after the hole; or when older than the give-up
+ * window (2 x rtt_peak, at least 4 x MRC_REORDER_MIN_NS). The first hole
+ * not yet lost ends the report. Holes and triggers are on different EVs,
+ * so the per-EV rule (MRC_EV_REORDER_NS) never applies. The planes' acked
+ * send times (tx.acked_sent_ns) are still kept but decide nothing.
+ */
+TEST_CASE(test_xdp_rack_losses, "mrc.xdp_rack_losses")
+{
+	/* The later packets go on EV 2: same plane as EV 0, another path. */
+	static const struct mrc_ev_entry tab[] = { ACT(0xA0, 1), ACT(0xB0, 2),
+						   ACT(0xA1, 1), ACT(0xB1, 2) };
+	/* Bit i = PSN 1010 + i: PSNs 1012..1020 acked, holes 1010 and 1011. */
+	struct sack_spec s = sspec(1009, 0x7FCULL);
+	__u64 t0;
+	struct run r;
+
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	get_tx(&tx);
+	tx.srtt_ns = 8000000;			/* reorder window ~1 ms */
+	tx.rttvar_ns = 1000000;
+	tx.rtt_peak_ns = 1000000000;		/* give up after ~2 s */
+	put_tx(&tx);
+	t0 = mono_ns() - 5000000;
+	put_rec(1010, 0, 1, 0, t0);		/* hole on plane 1 */
+	put_rec(1011, 1, 2, 0, t0);		/* hole on plane 2 */
+
+	/* Trigger on plane 1 but sent only 0.5 ms after the holes: reordering. */
+	put_rec(1020, 2, 1, 0, t0 + 500000);
+	s.psn = 1020;
+	run_sack(&s, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 2, "completions only: holes may be reordered");
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, TX_UNA, "nothing reported");
+	ASSERT_EQ(tx.acked_sent_ns[0], t0 + 500000, "plane 1 acked send time (kept)");
+
+	/* Sent 2 ms after: the plane-1 hole is lost, the plane-2 one waits. */
+	put_rec(1019, 2, 1, 0, t0 + 2000000);
+	s.psn = 1019;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1, "one loss");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "report stops at the plane-2 hole");
+	ASSERT_EQ(ev_ctr(0).losses, 1, "ev_stats[0].losses");
+	ASSERT_EQ(ev_ctr(1).losses, 0, "ev_stats[1].losses");
+
+	/* A trigger on plane 2 sent as late overtakes the plane-2 hole. */
+	put_rec(1018, 3, 2, 0, t0 + 2000000);
+	s.psn = 1018;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1, "the plane-2 hole is lost now");
+	expect_event(0, MRC_EVT_LOSS, 0, 1011, 0xB0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
+	ASSERT_EQ(ev_ctr(1).losses, 1, "ev_stats[1].losses");
+
+	/*
+	 * The window never shrinks below MRC_REORDER_MIN_NS: with srtt 80 us
+	 * (srtt / 8 = 10 us) a trigger sent MRC_REORDER_MIN_NS after the hole
+	 * does not overtake it, one sent 1 ns later does (not the second
+	 * hole, sent 10 us after the first). The triggers are resends: they
+	 * take no RTT sample, so srtt stays.
+	 */
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	get_tx(&tx);
+	tx.srtt_ns = 80000;
+	tx.rtt_peak_ns = 1000000000;
+	put_tx(&tx);
+	t0 = mono_ns() - 5000000;
+	put_rec(1010, 0, 1, 0, t0);
+	put_rec(1011, 0, 1, 0, t0 + 10000);
+	put_rec(1020, 2, 1, MRC_BTH_F_RETX, t0 + MRC_REORDER_MIN_NS);
+	s.psn = 1020;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 2, "MRC_REORDER_MIN_NS later is within the minimum window");
+	put_rec(1019, 2, 1, MRC_BTH_F_RETX, t0 + MRC_REORDER_MIN_NS + 1);
+	s.psn = 1019;
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 1, "1 ns more overtakes the first hole only");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "the second hole waits");
+	ASSERT_EQ(tx.srtt_ns, 80000, "resends took no RTT sample");
+
+	/* Without overtaking: lost once older than 2 x rtt_peak (10 ms). */
+	setup_table(MRC_EVF_UDP, tab, 4, NULL);
+	get_tx(&tx);
+	tx.rtt_peak_ns = 5000000;
+	put_tx(&tx);
+	put_rec(1010, 1, 2, 0, mono_ns() - 50000000);	/* 50 ms old */
+	put_rec(1011, 1, 2, 0, mono_ns() - 1000000);	/* 1 ms old */
+	s.psn = 1020;					/* no record */
+	run_sack(&s, &r);
+	ASSERT_EQ(drain_events(), 3, "one loss, two completions");
+	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xB0, 0);
+	get_tx(&tx);
+	ASSERT_EQ(tx.loss_mark, 1011, "the young hole waits");
+}
 
 /*
  * Per-EV overtaking (before the per-plane rule): one EV is one FIFO path,

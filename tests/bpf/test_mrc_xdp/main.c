@@ -38,7 +38,10 @@
  *
  * The packet builders, the QP set-up and the skeleton loading are the
  * fixture tests/lib/mrc_fixture.c (tests/include/mrc_fixture.h), shared
- * with build/mrc-bpf-cost.
+ * with build/mrc-bpf-cost. The tests live in this folder's files, one per
+ * role of the fast path (mrc_xdp_test.h lists them), each registered by
+ * TEST_CASE; this file sets up the namespace and the skeleton and runs
+ * them all.
  *
  * Tests marked "SUSPECTED BUG" in their comment encode what the program's
  * own documentation promises and failed against bpf/mrc.bpf.c as written

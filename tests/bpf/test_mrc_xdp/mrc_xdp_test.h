@@ -5,19 +5,25 @@
  * counters, context-ring events) and the packet runs used by more than one
  * role (SACK/NACK from the peer, TC DATA frames). Code in helpers.c.
  *
- * The files mirror the roles of bpf/mrc.bpf.c's fast path:
- *   data_rx.c                DATA and PROBE steering, what is not MRC
- *   data_validation_table.c  malformed and refused DATA, as one table
+ * The files mirror the roles of bpf/mrc.bpf.c's fast path (tests register
+ * with TEST_CASE and run in link order: file names alphabetically, then
+ * definition order):
+ *   data_rx.c                DATA receive: steering, PROBE, what is not MRC
+ *   data_validation_table.c  DATA refused (malformed, QP, source, window) as
+ *                            one table {case, mutation, QP state, verdict,
+ *                            drop counters}
  *   trim_nack.c              trimmed DATA answered with a NACK (XDP_TX)
- *   ack_rx.c                 SACK/NACK receive, completions, event ring
- *   loss.c                   loss detection (reorder windows, give-up)
+ *   ack_rx.c                 ACK receive: SACK/NACK, completions, event ring
+ *   loss.c                   loss detection (RACK, same-EV rule, give-up)
  *   ev_feedback.c            reverse-EV learning, per-EV feedback of ACKs
- *   ev_demotion.c            EV demotion (ASSUMED_BAD, OWED, min_active...)
- *   cc.c                     the congestion window (NSCC) in XDP
- *   probes.c                 endpoint control: EV probes, port status
- *   tc_spray.c               TC egress: EV rotation, send log, stamping
- *   tc_planes.c              TC egress: plane moves, ACK spraying
- *   main.c                   the namespace, the skeleton, the test run
+ *   ev_demotion.c            EV demotion (ASSUMED_BAD, OWED, min_active,
+ *                            same path, ALWAYS_SKIP) and its EV events
+ *   cc.c                     congestion control: the NSCC window in XDP
+ *   probes.c                 probes and endpoint messages (XDP and TC)
+ *   tc_spray.c               TC spraying: EV rotation, send log, stamping
+ *   tc_planes.c              TC spraying over planes, ACK spraying
+ *   helpers.c                what several of them use (this header)
+ *   main.c                   the namespace, the skeleton, the run
  *
  * Every test starts from setup_qp() (or setup_table(), setup_cc()), which
  * resets every map the tests touch: no test relies on another having run.

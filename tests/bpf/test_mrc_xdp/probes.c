@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * Probes and endpoint messages: EV probes answered by mrc_xdp_rx with
+ * XDP_TX, probe responses and port status steered to mrcd, malformed
+ * endpoint messages dropped, and EV probes stamped by mrc_tc_tx.
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * TC spraying over planes: DATA moved to the plane of its EV (addresses,
+ * checksums, redirect to plane 2's veth), the mark of a packet already
+ * moved, packets that stay, family mismatches; and our SACKs/NACKs to the
+ * peer sprayed over the reverse EVs XDP learned, skipping a down plane
+ * and moving like DATA. Plane 2 is the veth of main.c's namespace.
+ */
 #include "mrc_xdp_test.h"
 
 /* Plane 2's source addresses and the peer on it. */

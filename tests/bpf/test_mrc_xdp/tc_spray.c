@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * TC spraying (mrc_tc_tx on our DATA): the EV rotation over `perm` (a
+ * new permutation at each wrap), EV states in and out of the rotation,
+ * resends avoiding the EV that lost them, the send log, the EV stamped as
+ * UDP source port (STEV in the IPv6 flow label) with valid checksums,
+ * and everything not ours left untouched.
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */

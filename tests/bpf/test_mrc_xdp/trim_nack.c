@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ROLE
-*/
+ * Trimmed-packet NACK: DATA a switch trimmed to its headers (DSCP
+ * TRIMMED mid-path or TRIMMED_LASTHOP) answered by mrc_xdp_rx with a NACK
+ * built in place and sent back with XDP_TX (bpf/trim_nack.h), over IPv4
+ * and IPv6, its round trip into the requester, the trims it refuses and
+ * the packets that are not trimmed.
+ */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */
