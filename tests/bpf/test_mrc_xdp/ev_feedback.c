@@ -119,8 +119,6 @@ TEST_CASE(test_xdp_learn_reverse_ev, "mrc.xdp_learn_reverse_ev")
 /* Tests: XDP, what SACKs and NACKs say about the EVs                     */
 /* ====================================================================== */
 
-/* A SACK from the peer triggered by `psn`, acking nothing new (cack 999). */
-
 static void expect_ev_zero(__u32 idx)
 {
 	struct mrc_ev_counters c = ev_ctr(idx), z = {};
