@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The fixture of bpf/mrc.bpf.c's BPF unit tests (tests/bpf/test_mrc_xdp.c)
+ * The fixture of bpf/mrc.bpf.c's BPF unit tests (tests/bpf/test_mrc_xdp/)
  * and of build/mrc-bpf-cost (tools/bpf-cost): the skeleton loaded with a
  * pin root of its own, crafted packets, one QP installed in the maps, and
  * bpf_prog_test_run_opts() runs. Code in tests/lib/mrc_fixture.c.

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probes and endpoint messages: EV probes answered by mrc_xdp_rx with
+ * XDP_TX, probe responses and port status steered to mrcd, malformed
+ * endpoint messages dropped, and EV probes stamped by mrc_tc_tx.
+ */
+#include "mrc_xdp_test.h"
+
+/* ====================================================================== */
+/* Tests: endpoint control (EV probes, port status)                       */
+/* ====================================================================== */
+
+/* An endpoint control packet: BTH (QP 0, PSN 0) + struct mrc_eph. */
+struct ep_spec {
+	__u8	opcode;		/* MRC_OP_EP_REQUEST / MRC_OP_EP_RESPONSE */
+	__u8	kind, plane, status, flags;
+	__u32	req_id;		/* opaque: written big-endian */
+	__u32	ev;		/* network order, as TC reads it */
+	__u16	reply_port;	/* network order */
+	__u32	service_ns;	/* host order, as XDP writes it */
+	__u64	t_tx_ns, t_rx_ns;	/* host order (bpf_ktime_get_ns) */
+};
+
+#define EPH_LEN		((size_t)sizeof(struct mrc_eph))
+#define EPH_OFF(pkt)	(l4_off(pkt) + UDP_LEN + BTH_LEN)
+#define EPH_AT(pkt, f)	((pkt) + EPH_OFF(pkt) + offsetof(struct mrc_eph, f))
+
+static size_t build_eph(__u8 *m, const struct ep_spec *e)
+{
+	size_t n = put_bth(m, e->opcode, 0, 0, 0);
+	__u8 *h = m + n;
+
+	memset(h, 0, EPH_LEN);
+	h[offsetof(struct mrc_eph, kind)] = e->kind;
+	h[offsetof(struct mrc_eph, plane)] = e->plane;
+	h[offsetof(struct mrc_eph, status)] = e->status;
+	h[offsetof(struct mrc_eph, flags)] = e->flags;
+	put32(h + offsetof(struct mrc_eph, req_id), e->req_id);
+	put32(h + offsetof(struct mrc_eph, ev), e->ev);
+	put16(h + offsetof(struct mrc_eph, reply_port), e->reply_port);
+	memcpy(h + offsetof(struct mrc_eph, service_ns), &e->service_ns, 4);
+	memcpy(h + offsetof(struct mrc_eph, t_tx_ns), &e->t_tx_ns, 8);
+	memcpy(h + offsetof(struct mrc_eph, t_rx_ns), &e->t_rx_ns, 8);
+	return n + EPH_LEN;
+}
+
+static size_t ep_frame(__u8 *buf, const struct hdrs *h, const struct ep_spec *e)
+{
+	__u8 m[128];
+	size_t mlen = build_eph(m, e);
+
+	return build_udp(h, m, mlen, buf);
+}
+
+static __u64 get_ne64(const __u8 *p)
+{
+	__u64 v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static __u32 get_ne32(const __u8 *p)
+{
+	__u32 v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* An EV probe request as it arrives at the responder (from the peer). */
+static struct ep_spec probe_req(void)
+{
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_EV_PROBE, .plane = 1,
+		.req_id = 0x11223344, .ev = 0xABCD1234, .reply_port = LOCAL_SPORT,
+		.t_tx_ns = 0x0123456789ABCDEFull,
+	};
+	return e;
+}
+
+/* ... as mrcd's socket sends it (before TC). */
+static struct ep_spec probe_out(__u32 ev, __u8 flags)
+{
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_EV_PROBE, .plane = 2,
+		.flags = flags, .req_id = 0xCAFEF00D, .ev = ev,
+	};
+	return e;
+}
+
+/*
+ * The responder answers an EV probe in place: XDP_TX with MACs and IP
+ * addresses swapped, UDP ports unchanged (so the answer crosses the
+ * fabric on the EV's return path), opcode EP_RESPONSE, req_id/ev/
+ * reply_port/t_tx_ns echoed, service_ns filled (< 1 s) and a valid UDP
+ * checksum; IPv4 and IPv6; counted in ctl_stats.probes_answered. The
+ * request need not come from a known QP peer (dqpn 0). With an IPv4 UDP
+ * checksum of 0 ("none") the answer keeps 0.
+ */
+TEST_CASE(test_ep_probe_answered, "mrc.ep_probe_answered")
+{
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_ctl_stats want = {};
+	size_t len, l3, l4;
+	int v6, zero;
+	struct run r;
+
+	setup_qp(1);
+	for (zero = 0; zero < 2; zero++) {
+		for (v6 = 0; v6 < 2; v6++) {
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+			int before = test_state.failed;
+			__u32 service;
+
+			if (zero && v6)
+				continue;
+			h.sport = 0x1234;
+			h.zero_csum = zero;
+			len = ep_frame(pkt, &h, &e);
+			l3 = ETH_LEN;
+			l4 = l4_off(pkt);
+			if (!zero && !ASSERT_TRUE(udp_csum_ok(pkt), "input UDP checksum valid"))
+				return;
+			run_xdp(pkt, len, &r);
+			if (!ASSERT_EQ(r.err, 0, "test_run") ||
+			    !ASSERT_EQ(r.ret, XDP_TX, "verdict XDP_TX") ||
+			    !ASSERT_EQ(r.out_len, len, "output length"))
+				return;
+			/* The frame we expect, but for service_ns and the checksum. */
+			memcpy(exp, pkt, len);
+			memcpy(exp, pkt + 6, 6);
+			memcpy(exp + 6, pkt, 6);
+			if (v6) {
+				memcpy(exp + l3 + 8, pkt + l3 + 24, 16);
+				memcpy(exp + l3 + 24, pkt + l3 + 8, 16);
+			} else {
+				memcpy(exp + l3 + 12, pkt + l3 + 16, 4);
+				memcpy(exp + l3 + 16, pkt + l3 + 12, 4);
+			}
+			exp[l4 + UDP_LEN] = MRC_OP_EP_RESPONSE;
+			memcpy(EPH_AT(exp, service_ns), EPH_AT(r.out, service_ns), 4);
+			memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+			ASSERT_MEM_EQ(r.out, exp, len,
+				      "MACs and addresses swapped, opcode EP_RESPONSE, rest echoed");
+			ASSERT_EQ(get16(r.out + l4), 0x1234, "UDP sport (the EV) unchanged");
+			ASSERT_EQ(get16(r.out + l4 + 2), MRC_UDP_PORT_DEFAULT, "UDP dport unchanged");
+			ASSERT_EQ(get32(EPH_AT(r.out, req_id)), 0x11223344, "req_id echoed");
+			ASSERT_EQ(get32(EPH_AT(r.out, ev)), 0xABCD1234, "ev echoed");
+			service = get_ne32(EPH_AT(r.out, service_ns));
+			ASSERT_TRUE(service < 1000000000u, "service_ns < 1 s");
+			if (!v6)
+				ASSERT_TRUE(ipv4_csum_ok(r.out), "IPv4 header checksum valid");
+			if (zero)
+				ASSERT_EQ(get16(r.out + l4 + 6), 0, "absent checksum stays 0");
+			else
+				ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid after answering");
+			want.probes_answered++;
+			expect_ctl(&want);
+			expect_drops(&no_drops);
+			if (test_state.failed != before) {
+				fprintf(stderr, "  (ipv6 %d, zero checksum %d)\n", v6, zero);
+				return;
+			}
+		}
+	}
+	/* A stale service_ns in the request is overwritten, the sum kept right. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.service_ns = 0xFFFFFFFFu;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_TX, "verdict XDP_TX (stale service_ns)");
+		ASSERT_TRUE(get_ne32(EPH_AT(r.out, service_ns)) < 1000000000u,
+			    "service_ns rewritten");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid (stale service_ns)");
+	}
+	ASSERT_EQ(drain_events(), 0, "no context events");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * The answer to one of our probes: XDP stamps t_rx_ns (now, host clock)
+ * and steers it to reply_port (mrcd's probing socket), XDP_PASS, with a
+ * valid UDP checksum and nothing else changed; ctl_stats.probe_responses.
+ * reply_port 0 (nobody to give it to) or a response of another kind is
+ * dropped and counted in ep_dropped.
+ */
+TEST_CASE(test_ep_probe_response, "mrc.ep_probe_response")
+{
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	struct mrc_ctl_stats want = {};
+	size_t len, l4;
+	__u64 t0, t1, trx;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+		struct ep_spec e = probe_req();
+		int before = test_state.failed;
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 40404;
+		e.service_ns = 1234;
+		h.sport = 0x1234;
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		t0 = mono_ns();
+		run_xdp(pkt, len, &r);
+		t1 = mono_ns();
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4 + 2), 40404, "steered to reply_port");
+		trx = get_ne64(EPH_AT(r.out, t_rx_ns));
+		ASSERT_TRUE(trx >= t0 && trx <= t1, "t_rx_ns within the test's window");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid");
+		memcpy(exp, pkt, len);
+		put16(exp + l4 + 2, 40404);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		memcpy(EPH_AT(exp, t_rx_ns), EPH_AT(r.out, t_rx_ns), 8);
+		ASSERT_MEM_EQ(r.out, exp, len, "only dport, t_rx_ns and checksum changed");
+		want.probe_responses++;
+		expect_ctl(&want);
+		if (test_state.failed != before) {
+			fprintf(stderr, "  (ipv6 %d)\n", v6);
+			return;
+		}
+	}
+	/* IPv4 without a checksum: stays without. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 40404;
+		h.zero_csum = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 6), 0, "absent checksum stays 0");
+		want.probe_responses++;
+		expect_ctl(&want);
+	}
+	/* No reply port; a response that is not an EV probe. */
+	{
+		struct hdrs h = rx4();
+		struct ep_spec e = probe_req();
+
+		e.opcode = MRC_OP_EP_RESPONSE;
+		e.reply_port = 0;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		expect_ctl(&want);
+		e.reply_port = 40404;
+		e.kind = MRC_EP_PORT_STATUS;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		expect_ctl(&want);
+	}
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * A peer's port status request goes to our mrcd at mrc_cfg.agent_port
+ * (XDP_PASS, only dport and checksum changed, checksum valid,
+ * ctl_stats.port_status_rx); without an agent (agent_port 0) it is
+ * dropped and counted in ep_dropped.
+ */
+TEST_CASE(test_ep_port_status, "mrc.ep_port_status")
+{
+	struct mrc_global_cfg cfg = { .agent_port = 45454 };
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_PORT_STATUS, .plane = 2,
+		.status = 0, .req_id = 77,
+	};
+	struct mrc_ctl_stats want = { .ep_dropped = 1 };
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	size_t len, l4;
+	__u32 zero = 0;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	{
+		struct hdrs h = rx4();
+
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		expect_ctl(&want);
+	}
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cfg), &zero, &cfg, BPF_ANY), 0,
+		  "set mrc_cfg.agent_port");
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		run_xdp(pkt, len, &r);
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4 + 2), 45454, "steered to agent_port");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid");
+		memcpy(exp, pkt, len);
+		put16(exp + l4 + 2, 45454);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		ASSERT_MEM_EQ(r.out, exp, len, "only dport and checksum changed");
+		want.port_status_rx++;
+		expect_ctl(&want);
+	}
+	/* ... also when the MRC port is configured (agent_port is its own). */
+	cfg.udp_port = 5000;
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cfg), &zero, &cfg, BPF_ANY), 0,
+		  "set mrc_cfg.udp_port");
+	{
+		struct hdrs h = rx4();
+
+		h.dport = 5000;
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_PASS, "verdict XDP_PASS (port 5000)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 2), 45454, "steered to agent_port");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid (port 5000)");
+		want.port_status_rx++;
+		expect_ctl(&want);
+	}
+}
+
+/*
+ * Malformed or unserved endpoint packets are dropped and counted in
+ * ctl_stats.ep_dropped, never answered: a UDP payload shorter than
+ * BTH + 40 (frame cut, or UDP length cut), a bare BTH, an unknown kind.
+ */
+TEST_CASE(test_ep_malformed, "mrc.ep_malformed")
+{
+	static const __u8 kinds[] = { 0, 3, 0x81, 0xFF };
+	struct ep_spec e = probe_req();
+	struct mrc_ctl_stats want = {};
+	struct hdrs h = rx4();
+	__u8 pkt[PKT_MAX], m[128];
+	size_t mlen, len, i;
+	struct run r;
+
+	setup_qp(1);
+	mlen = build_eph(m, &e);
+	/* The frame ends one byte short of the header. */
+	len = build_udp(&h, m, mlen - 1, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped++;
+	expect_ctl(&want);
+	/* The whole header is there, the UDP length says one byte less. */
+	len = build_udp(&h, m, mlen, pkt);
+	set_udp_len(pkt, (__u16)(UDP_LEN + BTH_LEN + EPH_LEN - 1));
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped++;
+	expect_ctl(&want);
+	/* Requests and responses with nothing after the BTH. */
+	len = build_udp(&h, m, BTH_LEN, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	m[0] = MRC_OP_EP_RESPONSE;
+	len = build_udp(&h, m, BTH_LEN, pkt);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	want.ep_dropped += 2;
+	expect_ctl(&want);
+	/* Unknown kinds. */
+	for (i = 0; i < sizeof(kinds); i++) {
+		e = probe_req();
+		e.kind = kinds[i];
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+	}
+	expect_ctl(&want);
+	ASSERT_EQ(drain_events(), 0, "no context events");
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * TC stamps an outgoing EV probe: UDP sport = the EV's low 16 bits (STEV
+ * flag on IPv6: high 16 bits in the flow label's low 16, as for DATA),
+ * reply_port = the socket's port (33333, network order), t_tx_ns = now,
+ * the UDP checksum fully correct (the test skb has no checksum offload),
+ * nothing else changed; ctl_stats.probes_stamped. No QP is needed. A port
+ * status request leaves untouched.
+ */
+TEST_CASE(test_tc_stamp_probe, "mrc.tc_stamp_probe")
+{
+	static const struct { int ipv6; __u32 ev; __u8 flags; __u32 word0; } cases[] = {
+		{ 0, 0xBEEF, 0, 0 },
+		{ 1, 0xBEEF, 0, 0x60057777 },
+		{ 1, 0xABCD2222, MRC_EPH_F_STEV, 0x6005ABCD },
+		{ 0, 0xABCD2222, MRC_EPH_F_STEV, 0 },		/* IPv4: port only */
+		{ 1, 0xABCD2222, 0, 0x60057777 },		/* no flag: port only */
+	};
+	struct mrc_ctl_stats want = {};
+	__u8 pkt[PKT_MAX], exp[PKT_MAX];
+	size_t c, len, l4;
+	__u64 t0, t1, ttx;
+	struct run r;
+
+	setup_qp(1);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct hdrs h = cases[c].ipv6 ? tx6() : tx4();
+		struct ep_spec e = probe_out(cases[c].ev, cases[c].flags);
+		int before = test_state.failed;
+
+		len = ep_frame(pkt, &h, &e);
+		l4 = l4_off(pkt);
+		t0 = mono_ns();
+		run_tc(pkt, len, &r);
+		t1 = mono_ns();
+		if (!ASSERT_EQ(r.err, 0, "test_run") ||
+		    !ASSERT_EQ(r.ret, TC_ACT_OK, "verdict TC_ACT_OK") ||
+		    !ASSERT_EQ(r.out_len, len, "output length"))
+			return;
+		ASSERT_EQ(get16(r.out + l4), (__u16)cases[c].ev, "UDP sport = EV low 16 bits");
+		ASSERT_EQ(get16(EPH_AT(r.out, reply_port)), LOCAL_SPORT,
+			  "reply_port = the socket's port (network order)");
+		ttx = get_ne64(EPH_AT(r.out, t_tx_ns));
+		ASSERT_TRUE(ttx >= t0 && ttx <= t1, "t_tx_ns within the test's window");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid after stamping");
+		if (cases[c].ipv6)
+			ASSERT_EQ(get32(r.out + ETH_LEN), cases[c].word0,
+				  "IPv6 word 0 (flow label)");
+		memcpy(exp, pkt, len);
+		put16(exp + l4, (__u16)cases[c].ev);
+		memcpy(exp + l4 + 6, r.out + l4 + 6, 2);
+		put16(EPH_AT(exp, reply_port), LOCAL_SPORT);
+		memcpy(EPH_AT(exp, t_tx_ns), EPH_AT(r.out, t_tx_ns), 8);
+		if (cases[c].ipv6)
+			put32(exp + ETH_LEN, cases[c].word0);
+		ASSERT_MEM_EQ(r.out, exp, len, "nothing else changed");
+		want.probes_stamped++;
+		expect_ctl(&want);
+		if (test_state.failed != before) {
+			fprintf(stderr, "  (ipv6 %d, ev 0x%08x, flags %u)\n", cases[c].ipv6,
+				cases[c].ev, cases[c].flags);
+			return;
+		}
+	}
+	/* IPv4 without a UDP checksum: stays without. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+
+		h.zero_csum = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_tc(pkt, len, &r);
+		ASSERT_EQ(r.ret, TC_ACT_OK, "verdict TC_ACT_OK (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt)), 0xBEEF, "sport stamped (no checksum)");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 6), 0, "absent checksum stays 0");
+		want.probes_stamped++;
+		expect_ctl(&want);
+	}
+	/* Port status: as mrcd sent it. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+
+		e.kind = MRC_EP_PORT_STATUS;
+		e.status = 1;
+		len = ep_frame(pkt, &h, &e);
+		run_tc(pkt, len, &r);
+		expect_untouched(&r, pkt, len, TC_ACT_OK);
+		expect_ctl(&want);
+	}
+	/* A request cut short of its header: left alone, not stamped. */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+		__u8 m[128];
+		size_t mlen = build_eph(m, &e);
+
+		len = build_udp(&h, m, mlen - 1, pkt);
+		run_tc(pkt, len, &r);
+		expect_untouched(&r, pkt, len, TC_ACT_OK);
+		expect_ctl(&want);
+	}
+}
