@@ -25,6 +25,20 @@
 #define MRC_ABI_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), #type " layout changed")
 
+/*
+ * Shared state is laid out by writer: a 64-byte cache line that a hot path
+ * writes has one writer (docs/ARCHITECTURE.md, "Who writes which shared
+ * word"), and a struct that holds such lines is a whole number of lines,
+ * so that slots of an array never share one either.
+ */
+#define MRC_CACHE_LINE	64
+#define MRC_ABI_ASSERT_LINE(type, field) \
+	_Static_assert(__builtin_offsetof(type, field) % MRC_CACHE_LINE == 0, \
+		       #type "." #field " must start a cache line")
+#define MRC_ABI_ASSERT_LINES(type) \
+	_Static_assert(sizeof(type) % MRC_CACHE_LINE == 0, \
+		       #type " must be a whole number of cache lines")
+
 /* ---------------------------------------------------------------------- */
 /* Wire format (byte by byte in docs/WIRE.md)                             */
 /* ---------------------------------------------------------------------- */
@@ -391,8 +405,7 @@ static inline __u32 mrc_ev_word_with(__u32 w, __u8 state, __u8 flags)
  * becomes GOOD again. XDP moves entries between states from the SACKs.
  */
 struct mrc_qp_evs {
-	__u32	next;		/* rotation cursor */
-	__u32	shuffles;	/* times the permutation was redrawn */
+	/* Line 0: set at RTR by libmrc; then only n_down changes (demotions). */
 	/*
 	 * Redraws only swap positions `stride` apart (0 or 1: any two).
 	 * libmrc lays the table out plane by plane in turn and sets stride to
@@ -409,11 +422,19 @@ struct mrc_qp_evs {
 	 */
 	__u16	min_active;
 	__u32	n_down;		/* entries in ASSUMED_BAD or DENIED (atomic) */
-	__u32	pad;
+	__u32	_pad0[13];
+	/* Line 1: TC's, per packet. */
+	__u32	next;		/* rotation cursor */
+	__u32	shuffles;	/* times the permutation was redrawn */
+	__u32	_pad1[14];
+	/* Entry words: CAS by their owners (ARCHITECTURE.md, EV table). */
 	struct mrc_ev_entry ev[MRC_MAX_EVS];
-	__u8	perm[MRC_MAX_EVS];
+	__u8	perm[MRC_MAX_EVS];	/* TC's (redrawn on each wrap) */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 24 + 9 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_evs, 2 * MRC_CACHE_LINE + 9 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_LINE(struct mrc_qp_evs, next);
+MRC_ABI_ASSERT_LINE(struct mrc_qp_evs, ev);
+MRC_ABI_ASSERT_LINES(struct mrc_qp_evs);
 
 /* Marks in a row after which an EV is swapped for a backup of its plane. */
 #define MRC_EV_SWAP_MARKS	8
@@ -484,11 +505,16 @@ struct mrc_send_log {
  */
 #define MRC_REV_EVS	8
 struct mrc_rev_evs {
+	/* XDP's, per DATA packet. */
 	__u32	next[MRC_MAX_PLANES_ABI];	/* fill cursor per plane */
-	__u32	pick;				/* plane rotation for ACKs */
-	__u32	pad;
 	__u32	ev[MRC_MAX_PLANES_ABI][MRC_REV_EVS];
+	__u32	_pad0[8];
+	/* TC's, per ACK. */
+	__u32	pick;				/* plane rotation for ACKs */
+	__u32	_pad1[15];
 };
+MRC_ABI_ASSERT_SIZE(struct mrc_rev_evs, 6 * MRC_CACHE_LINE);
+MRC_ABI_ASSERT_LINE(struct mrc_rev_evs, pick);
 
 /*
  * Responder state of one QP, in a BPF_F_MMAPABLE array: libmrc writes it
@@ -497,13 +523,20 @@ struct mrc_rev_evs {
  * PSNs here are 32-bit extensions of the 24-bit wire PSN.
  */
 struct mrc_rx_state {
+	/* Line 0: libmrc's, per placed packet. */
 	__u32	cack;		/* every PSN <= cack has been placed */
 	__u32	mpr;		/* window: accept (cack, cack + mpr) */
-	__u32	sack_pending;	/* XDP saw a duplicate: libmrc owes a SACK */
 	__u32	generation;	/* bumped when the QP is (re)initialised */
-	__u64	placed[MRC_BITMAP_WORDS];	/* ring of placed PSNs above cack */
+	__u32	_pad0[13];
+	/* Line 1: XDP sets it on a duplicate, libmrc clears it. */
+	__u32	sack_pending;	/* XDP saw a duplicate: libmrc owes a SACK */
+	__u32	_pad1[15];
+	__u64	placed[MRC_BITMAP_WORDS];	/* ring of placed PSNs above cack (libmrc) */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_rx_state, 16 + 8 * MRC_BITMAP_WORDS);
+MRC_ABI_ASSERT_SIZE(struct mrc_rx_state, 2 * MRC_CACHE_LINE + 8 * MRC_BITMAP_WORDS);
+MRC_ABI_ASSERT_LINE(struct mrc_rx_state, sack_pending);
+MRC_ABI_ASSERT_LINE(struct mrc_rx_state, placed);
+MRC_ABI_ASSERT_LINES(struct mrc_rx_state);
 
 /* A posted WRITE, as XDP needs it to complete it. */
 struct mrc_wr_rec {
@@ -522,25 +555,37 @@ MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 16);
  * that PSN for the first time, which frees slots for reuse.
  */
 struct mrc_tx_state {
+	/* Line 0: XDP's, per SACK (libmrc resets it at RTS). */
 	__u32	snd_una;	/* oldest PSN not cumulatively acked */
-	__u32	snd_nxt;	/* next new PSN (libmrc) */
 	__u32	sack_max;	/* one past the highest selectively acked PSN */
 	__u32	loss_mark;	/* holes below this were already reported */
 	__u32	wr_head;	/* next WR record to complete (XDP) */
-	__u32	wr_tail;	/* next free WR record (libmrc) */
-	__u32	state;		/* enum mrc_qp_state_code; XDP sets ERROR */
-	__u32	generation;
 	__u32	srtt_ns;	/* smoothed RTT of SACK triggers (XDP) */
 	__u32	rttvar_ns;	/* its mean deviation */
 	__u32	rtt_peak_ns;	/* recent largest RTT, decaying 1/64 a sample */
-	__u32	pad;
-	/* Send time of the newest packet SACKed on each plane (XDP). */
+	__u32	_pad0[9];
+	/* Line 1: XDP's. Send time of the newest packet SACKed on each plane. */
 	__u64	acked_sent_ns[MRC_MAX_PLANES_ABI];
+	/* Line 2: libmrc's, per packet and per post. */
+	__u32	snd_nxt;	/* next new PSN (libmrc) */
+	__u32	wr_tail;	/* next free WR record (libmrc) */
+	__u32	state;		/* enum mrc_qp_state_code; XDP sets ERROR */
+	__u32	generation;
+	__u32	_pad2[12];
+	/*
+	 * XDP sets bits, libmrc clears a PSN's bit before its first send: two
+	 * writers by design (they free slots for reuse), on different bits.
+	 */
 	__u64	sacked[MRC_BITMAP_WORDS];	/* ring of SACKed PSNs */
-	struct mrc_wr_rec wr[MRC_WR_RING];
+	struct mrc_wr_rec wr[MRC_WR_RING];	/* libmrc writes, XDP reads */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
-		    48 + 8 * MRC_MAX_PLANES_ABI + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+		    3 * MRC_CACHE_LINE + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+MRC_ABI_ASSERT_LINE(struct mrc_tx_state, acked_sent_ns);
+MRC_ABI_ASSERT_LINE(struct mrc_tx_state, snd_nxt);
+MRC_ABI_ASSERT_LINE(struct mrc_tx_state, sacked);
+MRC_ABI_ASSERT_LINE(struct mrc_tx_state, wr);
+MRC_ABI_ASSERT_LINES(struct mrc_tx_state);
 
 /*
  * Loss detection tolerates reordering (RACK): a hole that a SACK's bitmap
@@ -829,13 +874,13 @@ static inline __u64 mrc_rtt_bucket_top_ns(__u32 b)
 /*
  * What a window looks like from outside, mmapped by libmrc (it reads cwnd
  * with a plain load before every send) and read by mrcctl. XDP writes it
- * after each update; libmrc writes inflight and waiting.
+ * after each update (libmrc fills it once when it creates the window);
+ * libmrc writes inflight and waiting, on a line of their own.
  */
 struct mrc_cc_view {
+	/* XDP's, per SACK. */
 	__u32	cwnd;		/* bytes; 0xffffffff with algorithm none */
 	__u32	algo;
-	__u32	inflight;	/* bytes in flight to the destination (libmrc) */
-	__u32	waiting;	/* libmrc sleeps on a full window: XDP wakes it */
 	__u32	base_rtt_ns;	/* in use */
 	__u32	min_rtt_ns;	/* measured */
 	__u32	avg_delay_ns;
@@ -843,8 +888,14 @@ struct mrc_cc_view {
 	__u64	n_md, n_fast, n_qa, n_trims, n_losses;
 	__u64	acked_bytes;
 	__u64	rtt_hist[MRC_RTT_BUCKETS];	/* SACK-measured RTTs */
+	__u32	_pad0[14];
+	/* libmrc's, per progress round (XDP clears waiting when it wakes it). */
+	__u32	inflight;	/* bytes in flight to the destination (libmrc) */
+	__u32	waiting;	/* libmrc sleeps on a full window: XDP wakes it */
+	__u32	_pad1[14];
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_cc_view, 32 + 48 + 8 * MRC_RTT_BUCKETS);
+MRC_ABI_ASSERT_SIZE(struct mrc_cc_view, 35 * MRC_CACHE_LINE);
+MRC_ABI_ASSERT_LINE(struct mrc_cc_view, inflight);
 
 /* skb->mark bit TC egress sets on a packet it moved to another plane. */
 #define MRC_SKB_MARK_SPRAYED	0x4d520000u
