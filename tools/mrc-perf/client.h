@@ -60,7 +60,7 @@ struct client {
 	bool started;			/* the data phase began: print totals */
 	char error[ERR_LEN];
 
-	/* The QP's congestion window, from the pinned maps (lib/cc_view.h). */
+	/* The QP's congestion window, from the pinned maps (agent/cc_view.h). */
 	struct cc_view_src cc;
 	char cc_err[ERR_LEN];		/* why it cannot be read */
 	bool have_ccv, have_cnt;

@@ -71,7 +71,7 @@ void client_print_summary(const struct client *c)
 		       (uint64_t)c->cnt.tx_retransmits);
 }
 
-/* "cc": the window at the end (lib/cc_view.c's members), or null. */
+/* "cc": the window at the end (agent/cc_view.c's members), or null. */
 static void client_print_cc_json(const struct client *c)
 {
 	if (!c->have_ccv) {

@@ -594,7 +594,7 @@ static void session_cleanup(struct session *s)
 	print_async_events(s->ctx);
 }
 
-/* --timeline after the session (see timeline_finish). */
+/* --timeline after the session (see timeline_finish() in timeline.c). */
 static bool session_write_timeline(struct session *s)
 {
 	char who[ADDR_STR_LEN + 32];
