@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * mrc-perf's output: the client's table (a line per size), its summary,
+ * and its --json object; json_error(), the "error" member of both roles.
+ */
+#include "perf.h"
+
+#include <inttypes.h>
+
+#include "agent/json_out.h"
+#include "client.h"
+
+/* "null" or the string: the JSON "error" field of both roles. */
+void json_error(FILE *f, const char *err)
+{
+	if (err && *err)
+		json_string(f, err);
+	else
+		fputs("null", f);
+}
+
+void print_size_header(void)
+{
+	printf(" #bytes     #iterations    BW[Gb/s]    MsgRate[Mpps]   lat_p50[us]  lat_p99[us]  lat_max[us]\n");
+	fflush(stdout);
+}
+
+void print_size_line(const struct size_result *r)
+{
+	printf(" %-10" PRIu64 " %-14" PRIu64 " %-11.2f %-15.6f %-12.2f %-12.2f %.2f\n",
+	       r->size, r->ops, r->gbps, r->mpps, r->p50_us, r->p99_us, r->max_us);
+	fflush(stdout);
+}
+
+static bool client_all_verified(const struct client *c)
+{
+	return c->n_verified == c->n_sizes;
+}
+
+static void client_totals(const struct client *c, uint64_t *bytes, double *seconds)
+{
+	int i;
+
+	*bytes = 0;
+	*seconds = 0;
+	for (i = 0; i < c->n_results; i++) {
+		*bytes += c->results[i].size * c->results[i].ops;
+		*seconds += c->results[i].seconds;
+	}
+}
+
+void client_print_summary(const struct client *c)
+{
+	uint64_t bytes;
+	double seconds;
+
+	client_totals(c, &bytes, &seconds);
+	printf(" total: %" PRIu64 " bytes in %.6f s, %.2f Gb/s, verified: %s\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
+	       !c->o->verify ? "not checked" : client_all_verified(c) ? "yes" : "no");
+	if (c->have_ccv)
+		printf(" cc: window %u (%s), cwnd %u bytes, rtt min %.3f us p50 %.3f us "
+		       "p99 %.3f us, avg delay %.3f us; md %" PRIu64 ", qa %" PRIu64
+		       ", trims %" PRIu64 ", losses %" PRIu64 ", %" PRIu64
+		       " packets retransmitted\n", c->cc.slot, cc_algo_name(c->ccv.algo),
+		       c->ccv.cwnd, c->ccv.min_rtt_ns / 1e3,
+		       cc_rtt_percentile_ns(&c->ccv, 50) / 1e3,
+		       cc_rtt_percentile_ns(&c->ccv, 99) / 1e3, c->ccv.avg_delay_ns / 1e3,
+		       (uint64_t)c->ccv.n_md, (uint64_t)c->ccv.n_qa,
+		       (uint64_t)c->ccv.n_trims, (uint64_t)c->ccv.n_losses,
+		       (uint64_t)c->cnt.tx_retransmits);
+}
+
+/* "cc": the window at the end (agent/cc_view.c's members), or null. */
+static void client_print_cc_json(const struct client *c)
+{
+	if (!c->have_ccv) {
+		fputs("null", stdout);
+		return;
+	}
+	printf("{\"slot\": %u, ", c->cc.slot);
+	cc_view_json_members(stdout, &c->ccv);
+	printf(", \"tx_retransmits\": %" PRIu64 "}", (uint64_t)c->cnt.tx_retransmits);
+}
+
+void client_print_json(const struct client *c)
+{
+	const struct size_result *r;
+	uint64_t bytes;
+	double seconds;
+	int i;
+
+	client_totals(c, &bytes, &seconds);
+	printf("{\"bytes\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.6f, \"verified\": %s, "
+	       "\"sizes\": [", bytes, seconds,
+	       seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
+	       !c->o->verify ? "null" : client_all_verified(c) ? "true" : "false");
+	for (i = 0; i < c->n_results; i++) {
+		r = &c->results[i];
+		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "
+		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
+		       "\"lat_max_us\": %.3f}",
+		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
+		       r->p99_us, r->max_us);
+	}
+	printf("], \"imm\": %s, \"tx_retransmits\": %" PRIu64 ", \"retx_bytes\": %" PRIu64
+	       ", \"cc_blocked\": %" PRIu64 ", \"cc_paced\": %" PRIu64
+	       ", \"cc_sleeps\": %" PRIu64 ", \"cc_timeline_t0_ns\": %" PRIu64 ", \"cc\": ",
+	       c->o->imm ? "true" : "false", (uint64_t)c->cnt.tx_retransmits,
+	       (uint64_t)c->cnt.retx_bytes, (uint64_t)c->cnt.cc_blocked,
+	       (uint64_t)c->cnt.cc_paced, (uint64_t)c->cnt.cc_sleeps, c->cctl.t0_ns);
+	client_print_cc_json(c);
+	printf(", \"error\": ");
+	json_error(stdout, c->error);
+	printf("}\n");
+}
