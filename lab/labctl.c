@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -41,6 +42,18 @@ struct port_row {
 	char link[32], netns[64], dev[IFNAMSIZ], hook[16], spine[32];
 };
 
+/* The one logger of mrc-labctl: every message starts with its name. */
+__attribute__((format(printf, 1, 2)))
+static void log_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mrc-labctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -60,7 +73,7 @@ static int pin_path(char *buf, size_t len, const char *dir, const char *name)
 	int n = snprintf(buf, len, "%s/%s", dir, name);
 
 	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "mrc-labctl: pin path too long: %s/%s\n", dir, name);
+		log_err("pin path too long: %s/%s\n", dir, name);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -75,7 +88,7 @@ static int open_pinned(const char *dir, const char *name)
 		return -1;
 	fd = bpf_obj_get(path);
 	if (fd < 0)
-		fprintf(stderr, "mrc-labctl: cannot open %s: %s (is the lab up?)\n",
+		log_err("cannot open %s: %s (is the lab up?)\n",
 			path, strerror(errno));
 	return fd;
 }
@@ -93,7 +106,7 @@ static int pin_all(struct lab_fabric *skel, const char *dir)
 			return -1;
 		err = bpf_map__pin(map, path);
 		if (err) {
-			fprintf(stderr, "mrc-labctl: pin %s: %s\n", path, strerror(-err));
+			log_err("pin %s: %s\n", path, strerror(-err));
 			return err;
 		}
 	}
@@ -120,7 +133,7 @@ static int cmd_load(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--mrc-port")) {
 		if (parse_u64(argv[2], 65535, &port) || !port) {
-			fprintf(stderr, "mrc-labctl: --mrc-port: '%s' is not a port\n", argv[2]);
+			log_err("--mrc-port: '%s' is not a port\n", argv[2]);
 			return 2;
 		}
 		global.mrc_udp_port = (__u16)port;
@@ -130,7 +143,7 @@ static int cmd_load(int argc, char **argv)
 	}
 	skel = lab_fabric__open_and_load();
 	if (!skel) {
-		fprintf(stderr, "mrc-labctl: loading the lab BPF program failed: %s\n",
+		log_err("loading the lab BPF program failed: %s\n",
 			strerror(errno));
 		return 1;
 	}
@@ -155,7 +168,7 @@ static int read_port(FILE *f, struct port_row *r)
 			   &r->link_id, r->link, r->netns, r->dev, r->hook,
 			   &r->flags, r->spine) != 8 ||
 		    r->port_id >= LAB_MAX_PORTS || r->link_id >= LAB_MAX_LINKS) {
-			fprintf(stderr, "mrc-labctl: bad port table line: %s", line);
+			log_err("bad port table line: %s", line);
 			return -EINVAL;
 		}
 		return 1;
@@ -168,7 +181,7 @@ static FILE *open_ports(const char *path)
 	FILE *f = fopen(path, "r");
 
 	if (!f)
-		fprintf(stderr, "mrc-labctl: cannot read port table %s: %s\n",
+		log_err("cannot read port table %s: %s\n",
 			path, strerror(errno));
 	return f;
 }
@@ -185,12 +198,12 @@ static int enter_netns(const char *name)
 	snprintf(path, sizeof(path), "/run/netns/%s", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "mrc-labctl: no namespace %s: %s\n", name, strerror(errno));
+		log_err("no namespace %s: %s\n", name, strerror(errno));
 		return -1;
 	}
 	err = setns(fd, CLONE_NEWNET);
 	if (err)
-		fprintf(stderr, "mrc-labctl: setns %s: %s\n", name, strerror(errno));
+		log_err("setns %s: %s\n", name, strerror(errno));
 	close(fd);
 	return err;
 }
@@ -228,7 +241,7 @@ static int attach_port(const struct port_row *r, int prog_in, int prog_eg,
 		return -1;
 	hook.ifindex = (int)if_nametoindex(r->dev);
 	if (!hook.ifindex) {
-		fprintf(stderr, "mrc-labctl: no device %s in %s\n", r->dev, r->netns);
+		log_err("no device %s in %s\n", r->dev, r->netns);
 		return -1;
 	}
 	/* The second hook on a device finds clsact there already; libbpf
@@ -237,21 +250,21 @@ static int attach_port(const struct port_row *r, int prog_in, int prog_eg,
 	err = bpf_tc_hook_create(&hook);
 	libbpf_set_print(libbpf_print_default);
 	if (err && err != -EEXIST) {
-		fprintf(stderr, "mrc-labctl: clsact on %s/%s: %s\n", r->netns, r->dev,
+		log_err("clsact on %s/%s: %s\n", r->netns, r->dev,
 			strerror(-err));
 		return err;
 	}
 	opts.flags = BPF_TC_F_REPLACE;
 	err = bpf_tc_attach(&hook, &opts);
 	if (err) {
-		fprintf(stderr, "mrc-labctl: attach on %s/%s %s: %s\n", r->netns,
+		log_err("attach on %s/%s %s: %s\n", r->netns,
 			r->dev, r->hook, strerror(-err));
 		return err;
 	}
 	key.ifindex = (__u32)hook.ifindex;
 	err = current_netns_cookie(&key.netns_cookie);
 	if (err) {
-		fprintf(stderr, "mrc-labctl: netns cookie: %s\n", strerror(-err));
+		log_err("netns cookie: %s\n", strerror(-err));
 		return err;
 	}
 	return bpf_map_update_elem(ports_fd, &key, &val, BPF_ANY);
@@ -286,7 +299,7 @@ static int cmd_attach(int argc, char **argv)
 	}
 	fclose(f);
 	if (err) {
-		fprintf(stderr, "mrc-labctl: attach stopped after %d ports\n", n);
+		log_err("attach stopped after %d ports\n", n);
 		return 1;
 	}
 	return 0;
@@ -353,7 +366,7 @@ static int parse_link_id(const char *s, __u32 *id)
 	uint64_t n;
 
 	if (parse_u64(s, LAB_MAX_LINKS - 1, &n)) {
-		fprintf(stderr, "mrc-labctl: '%s' is not a link id (0..%d)\n", s,
+		log_err("'%s' is not a link id (0..%d)\n", s,
 			LAB_MAX_LINKS - 1);
 		return -1;
 	}
@@ -394,18 +407,18 @@ static int cmd_set(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		err = set_field(&cfg, argv[i]);
 		if (err == -ENOENT) {
-			fprintf(stderr, "mrc-labctl: unknown setting '%s' (rate, drop, "
+			log_err("unknown setting '%s' (rate, drop, "
 				"blackhole, ecn, trim, queue)\n", argv[i]);
 			return 2;
 		}
 		if (err) {
-			fprintf(stderr, "mrc-labctl: bad value in '%s': want %s\n",
+			log_err("bad value in '%s': want %s\n",
 				argv[i], setting_hint(argv[i]));
 			return 2;
 		}
 	}
 	if (bpf_map_update_elem(fd, &id, &cfg, BPF_EXIST)) {
-		fprintf(stderr, "mrc-labctl: update link %u: %s\n", id, strerror(errno));
+		log_err("update link %u: %s\n", id, strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -563,7 +576,7 @@ static int collect_stats(FILE *f, int fd, int reset, struct stats_table *t)
 	while ((err = read_port(f, &r)) > 0) {
 		err = read_port_stats(fd, r.port_id, reset, &s);
 		if (err) {
-			fprintf(stderr, "mrc-labctl: stats of port %u: %s\n", r.port_id,
+			log_err("stats of port %u: %s\n", r.port_id,
 				strerror(-err));
 			return err;
 		}
@@ -596,7 +609,7 @@ static int cmd_stats(int argc, char **argv)
 		else if (!strcmp(argv[i], "--reset"))
 			reset = 1;
 		else {
-			fprintf(stderr, "mrc-labctl: stats: unknown option %s\n", argv[i]);
+			log_err("stats: unknown option %s\n", argv[i]);
 			return 2;
 		}
 	}
@@ -619,7 +632,7 @@ static int cmd_parse_rate(const char *s)
 	uint64_t bps;
 
 	if (parse_rate_bps(s, &bps)) {
-		fprintf(stderr, "mrc-labctl: bad rate '%s' (e.g. 500mbit, 1gbit)\n", s);
+		log_err("bad rate '%s' (e.g. 500mbit, 1gbit)\n", s);
 		return 2;
 	}
 	printf("%llu\n", (unsigned long long)bps);
@@ -644,13 +657,13 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "parse-rate"))
 		return cmd_parse_rate(argv[2]);
 	if (argc < 3) {
-		fprintf(stderr, "mrc-labctl: %s needs the lab's pin folder\n", argv[1]);
+		log_err("%s needs the lab's pin folder\n", argv[1]);
 		return 2;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 2, argv + 2);
-	fprintf(stderr, "mrc-labctl: unknown command '%s'\n", argv[1]);
+	log_err("unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
 }
