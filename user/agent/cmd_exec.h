@@ -39,38 +39,38 @@ struct ctx {
 #define CMD_EXECUTOR(fn)	int fn(struct ctx *c, const struct cmd_req *req)
 
 /* cmd_exec_status.c */
-CMD_EXECUTOR(exec_status);
-CMD_EXECUTOR(exec_stats);
+CMD_EXECUTOR(cmd_exec_status);
+CMD_EXECUTOR(cmd_exec_stats);
 /* cmd_exec_qp.c */
-CMD_EXECUTOR(exec_qp_list);
-CMD_EXECUTOR(exec_qp_show);
+CMD_EXECUTOR(cmd_exec_qp_list);
+CMD_EXECUTOR(cmd_exec_qp_show);
 /* cmd_exec_ev.c */
-CMD_EXECUTOR(exec_ev_list);
-CMD_EXECUTOR(exec_ev_deny);
-CMD_EXECUTOR(exec_ev_allow);
+CMD_EXECUTOR(cmd_exec_ev_list);
+CMD_EXECUTOR(cmd_exec_ev_deny);
+CMD_EXECUTOR(cmd_exec_ev_allow);
 /* cmd_exec_stream.c */
-CMD_EXECUTOR(exec_events);
-CMD_EXECUTOR(exec_probe);
+CMD_EXECUTOR(cmd_exec_events);
+CMD_EXECUTOR(cmd_exec_probe);
 /* cmd_exec_profile_ev.c */
-CMD_EXECUTOR(exec_profile_ev_create);
-CMD_EXECUTOR(exec_profile_ev_set);
-CMD_EXECUTOR(exec_profile_ev_online);
-CMD_EXECUTOR(exec_profile_ev_offline);
-CMD_EXECUTOR(exec_profile_ev_show);
-CMD_EXECUTOR(exec_profile_ev_delete);
+CMD_EXECUTOR(cmd_exec_profile_ev_create);
+CMD_EXECUTOR(cmd_exec_profile_ev_set);
+CMD_EXECUTOR(cmd_exec_profile_ev_online);
+CMD_EXECUTOR(cmd_exec_profile_ev_offline);
+CMD_EXECUTOR(cmd_exec_profile_ev_show);
+CMD_EXECUTOR(cmd_exec_profile_ev_delete);
 /* cmd_exec_profile_cc.c */
-CMD_EXECUTOR(exec_profile_cc_create);
-CMD_EXECUTOR(exec_profile_cc_set);
-CMD_EXECUTOR(exec_profile_cc_online);
-CMD_EXECUTOR(exec_profile_cc_offline);
-CMD_EXECUTOR(exec_profile_cc_show);
-CMD_EXECUTOR(exec_profile_cc_delete);
+CMD_EXECUTOR(cmd_exec_profile_cc_create);
+CMD_EXECUTOR(cmd_exec_profile_cc_set);
+CMD_EXECUTOR(cmd_exec_profile_cc_online);
+CMD_EXECUTOR(cmd_exec_profile_cc_offline);
+CMD_EXECUTOR(cmd_exec_profile_cc_show);
+CMD_EXECUTOR(cmd_exec_profile_cc_delete);
 
 /* ---- names (cmd_exec_common.c) ------------------------------------------- */
 
-const char *qp_state_name(uint32_t s);
-const char *ev_state_name(uint8_t s);
-const char *ev_format_name(uint32_t f);
+const char *cmd_qp_state_name(uint32_t s);
+const char *cmd_ev_state_name(uint8_t s);
+const char *cmd_ev_format_name(uint32_t f);
 
 #define N_DROPS		(sizeof(struct mrc_drop_stats) / sizeof(uint64_t))
 #define N_QP_COUNTERS	(sizeof(struct mrc_qp_stats) / sizeof(uint64_t))
@@ -82,28 +82,28 @@ const char *ev_format_name(uint32_t f);
  * The counter structs are append-only: a field added to abi.h before it
  * gets a name here is still shown, as counter_N.
  */
-const char *drop_name(size_t i, char *buf, size_t len);
-const char *qp_counter_name(size_t i, char *buf, size_t len);
-const char *ctl_counter_name(size_t i, char *buf, size_t len);
+const char *cmd_drop_name(size_t i, char *buf, size_t len);
+const char *cmd_qp_counter_name(size_t i, char *buf, size_t len);
+const char *cmd_ctl_counter_name(size_t i, char *buf, size_t len);
 
 /* An address of the maps (IPv6, or IPv4 mapped into IPv6) as text. */
-const char *addr_str(const uint8_t a[16], char *buf, size_t len);
-bool all_zero(const void *p, size_t len);
+const char *cmd_addr_str(const uint8_t a[16], char *buf, size_t len);
+bool cmd_all_zero(const void *p, size_t len);
 
 /* ---- reading the maps (cmd_exec_common.c) --------------------------------- */
 
 /* A per-CPU value of u64 counters, summed over the CPUs. */
-int sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum);
-int read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
+int cmd_sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum);
+int cmd_read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
 /* The QP, or a failure saying it does not exist. */
-int find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
-uint32_t n_evs_of(const struct mrc_qp_info *qi);
+int cmd_find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
+uint32_t cmd_n_evs_of(const struct mrc_qp_info *qi);
 /* Profile ids in the map, sorted. */
-int profile_ids(int fd, uint32_t *ids, int max);
+int cmd_profile_ids(int fd, uint32_t *ids, int max);
 
 /* Resolved congestion parameters (`qp show`, `profile cc show --derive`). */
-void cc_params_json(struct json *j, const struct mrc_nscc_params *p);
-void cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
+void cmd_cc_params_json(struct json *j, const struct mrc_nscc_params *p);
+void cmd_cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
 		    const char *indent);
 
 /* ---- a QP as `qp list`, `qp show` and `stats` see it (cmd_exec_qp.c) ------ */
@@ -125,6 +125,6 @@ struct qp_view {
 };
 
 /* The parts a QP may lack (owner gone, counters) are left at zero. */
-int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v);
+int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v);
 
 #endif

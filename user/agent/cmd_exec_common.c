@@ -25,27 +25,27 @@ typedef int cmd_executor(struct ctx *c, const struct cmd_req *req);
 
 /* What mrcd runs for each command; NULL for those mrcctl runs itself. */
 static cmd_executor *const executors[CMD__COUNT] = {
-	[CMD_STATUS]		 = exec_status,
-	[CMD_STATS]		 = exec_stats,
-	[CMD_QP_LIST]		 = exec_qp_list,
-	[CMD_QP_SHOW]		 = exec_qp_show,
-	[CMD_EV_LIST]		 = exec_ev_list,
-	[CMD_EV_DENY]		 = exec_ev_deny,
-	[CMD_EV_ALLOW]		 = exec_ev_allow,
-	[CMD_EVENTS]		 = exec_events,
-	[CMD_PROBE]		 = exec_probe,
-	[CMD_PROFILE_EV_CREATE]	 = exec_profile_ev_create,
-	[CMD_PROFILE_EV_SET]	 = exec_profile_ev_set,
-	[CMD_PROFILE_EV_ONLINE]	 = exec_profile_ev_online,
-	[CMD_PROFILE_EV_OFFLINE] = exec_profile_ev_offline,
-	[CMD_PROFILE_EV_SHOW]	 = exec_profile_ev_show,
-	[CMD_PROFILE_EV_DELETE]	 = exec_profile_ev_delete,
-	[CMD_PROFILE_CC_CREATE]	 = exec_profile_cc_create,
-	[CMD_PROFILE_CC_SET]	 = exec_profile_cc_set,
-	[CMD_PROFILE_CC_ONLINE]	 = exec_profile_cc_online,
-	[CMD_PROFILE_CC_OFFLINE] = exec_profile_cc_offline,
-	[CMD_PROFILE_CC_SHOW]	 = exec_profile_cc_show,
-	[CMD_PROFILE_CC_DELETE]	 = exec_profile_cc_delete,
+	[CMD_STATUS]		 = cmd_exec_status,
+	[CMD_STATS]		 = cmd_exec_stats,
+	[CMD_QP_LIST]		 = cmd_exec_qp_list,
+	[CMD_QP_SHOW]		 = cmd_exec_qp_show,
+	[CMD_EV_LIST]		 = cmd_exec_ev_list,
+	[CMD_EV_DENY]		 = cmd_exec_ev_deny,
+	[CMD_EV_ALLOW]		 = cmd_exec_ev_allow,
+	[CMD_EVENTS]		 = cmd_exec_events,
+	[CMD_PROBE]		 = cmd_exec_probe,
+	[CMD_PROFILE_EV_CREATE]	 = cmd_exec_profile_ev_create,
+	[CMD_PROFILE_EV_SET]	 = cmd_exec_profile_ev_set,
+	[CMD_PROFILE_EV_ONLINE]	 = cmd_exec_profile_ev_online,
+	[CMD_PROFILE_EV_OFFLINE] = cmd_exec_profile_ev_offline,
+	[CMD_PROFILE_EV_SHOW]	 = cmd_exec_profile_ev_show,
+	[CMD_PROFILE_EV_DELETE]	 = cmd_exec_profile_ev_delete,
+	[CMD_PROFILE_CC_CREATE]	 = cmd_exec_profile_cc_create,
+	[CMD_PROFILE_CC_SET]	 = cmd_exec_profile_cc_set,
+	[CMD_PROFILE_CC_ONLINE]	 = cmd_exec_profile_cc_online,
+	[CMD_PROFILE_CC_OFFLINE] = cmd_exec_profile_cc_offline,
+	[CMD_PROFILE_CC_SHOW]	 = cmd_exec_profile_cc_show,
+	[CMD_PROFILE_CC_DELETE]	 = cmd_exec_profile_cc_delete,
 };
 
 int cmd_exec(const struct agent_cmd_env *env, const struct cmd_req *req,
@@ -63,21 +63,21 @@ int cmd_exec(const struct agent_cmd_env *env, const struct cmd_req *req,
 
 /* ---- names ---------------------------------------------------------------- */
 
-const char *qp_state_name(uint32_t s)
+const char *cmd_qp_state_name(uint32_t s)
 {
 	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "ERROR" };
 
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
-const char *ev_state_name(uint8_t s)
+const char *cmd_ev_state_name(uint8_t s)
 {
 	static const char *const names[] = { "GOOD", "SKIP", "ASSUMED_BAD", "DENIED" };
 
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
-const char *ev_format_name(uint32_t f)
+const char *cmd_ev_format_name(uint32_t f)
 {
 	return f == MRC_EVF_UDP ? "UDP" : f == MRC_EVF_STEV ? "STEV" :
 	       f == EV_FMT_SRV6 ? "SRV6" : "?";
@@ -109,13 +109,13 @@ static const char *counter_name(const char *const *names, size_t n_names,
 	return buf;
 }
 
-const char *drop_name(size_t i, char *buf, size_t len)
+const char *cmd_drop_name(size_t i, char *buf, size_t len)
 {
 	return counter_name(drop_names, sizeof(drop_names) / sizeof(drop_names[0]),
 			    i, buf, len);
 }
 
-const char *qp_counter_name(size_t i, char *buf, size_t len)
+const char *cmd_qp_counter_name(size_t i, char *buf, size_t len)
 {
 	return counter_name(qp_counter_names,
 			    sizeof(qp_counter_names) / sizeof(qp_counter_names[0]),
@@ -123,7 +123,7 @@ const char *qp_counter_name(size_t i, char *buf, size_t len)
 }
 
 /* An address of the maps (IPv6, or IPv4 mapped into IPv6) as text. */
-const char *addr_str(const uint8_t a[16], char *buf, size_t len)
+const char *cmd_addr_str(const uint8_t a[16], char *buf, size_t len)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -132,7 +132,7 @@ const char *addr_str(const uint8_t a[16], char *buf, size_t len)
 	return inet_ntop(AF_INET6, a, buf, (socklen_t)len);
 }
 
-bool all_zero(const void *p, size_t len)
+bool cmd_all_zero(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 
@@ -149,7 +149,7 @@ static const char *const ctl_counter_names[] = {
 	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups",
 };
 
-const char *ctl_counter_name(size_t i, char *buf, size_t len)
+const char *cmd_ctl_counter_name(size_t i, char *buf, size_t len)
 {
 	return counter_name(ctl_counter_names,
 			    sizeof(ctl_counter_names) / sizeof(ctl_counter_names[0]),
@@ -167,7 +167,7 @@ static int n_cpus(void)
 	return n > 0 ? n : 1;
 }
 
-int sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum)
+int cmd_sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum)
 {
 	size_t stride = (value_size + 7) & ~(size_t)7, n = value_size / 8;
 	uint64_t *vals = calloc((size_t)n_cpus(), stride);
@@ -187,7 +187,7 @@ int sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum)
 	return rc;
 }
 
-int read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
+int cmd_read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 {
 	uint32_t slot = qpn - 1;
 
@@ -196,9 +196,9 @@ int read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 	return 0;
 }
 
-int find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
+int cmd_find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 {
-	int rc = read_qp_info(c, qpn, qi);
+	int rc = cmd_read_qp_info(c, qpn, qi);
 
 	if (rc)
 		return failure(c, "reading QP %u: %s", qpn, strerror(-rc));
@@ -207,12 +207,12 @@ int find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 	return 0;
 }
 
-uint32_t n_evs_of(const struct mrc_qp_info *qi)
+uint32_t cmd_n_evs_of(const struct mrc_qp_info *qi)
 {
 	return qi->n_evs < MRC_MAX_EVS ? qi->n_evs : MRC_MAX_EVS;
 }
 
-int profile_ids(int fd, uint32_t *ids, int max)
+int cmd_profile_ids(int fd, uint32_t *ids, int max)
 {
 	uint32_t key, next;
 	int n = 0, i, k;
@@ -236,7 +236,7 @@ int profile_ids(int fd, uint32_t *ids, int max)
 /* ---- congestion windows: resolved parameters ----------------------------- */
 
 /* The members of resolved parameters (`show --derive`, `qp show`). */
-void cc_params_json(struct json *j, const struct mrc_nscc_params *p)
+void cmd_cc_params_json(struct json *j, const struct mrc_nscc_params *p)
 {
 	j_str(j, "algo", cc_algo_name(p->algo));
 	j_u64(j, "mtu", p->mtu);
@@ -268,7 +268,7 @@ static const char *ns_str(uint32_t ns, const char *zero, char *buf, size_t len)
 	return buf;
 }
 
-void cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
+void cmd_cc_params_text(struct ctx *c, const struct mrc_nscc_params *p,
 			   const char *indent)
 {
 	char b1[32], b2[32], b3[32], b4[32];

@@ -20,7 +20,7 @@ struct ev_tables {
 	struct mrc_qp_ev_stats stats;
 };
 
-CMD_EXECUTOR(exec_ev_list)
+CMD_EXECUTOR(cmd_exec_ev_list)
 {
 	struct json j = { .f = c->out };
 	uint32_t qpn = req->u.qp.qpn, slot, i, n;
@@ -31,7 +31,7 @@ CMD_EXECUTOR(exec_ev_list)
 	if (!t)
 		return failure(c, "out of memory");
 	slot = qpn - 1;
-	if (find_qp(c, qpn, &t->info)) {
+	if (cmd_find_qp(c, qpn, &t->info)) {
 		rc = AGENT_EXIT_FAIL;
 		goto out;
 	}
@@ -43,12 +43,12 @@ CMD_EXECUTOR(exec_ev_list)
 	if (c->env->maps.ev_stats < 0 ||
 	    bpf_map_lookup_elem(c->env->maps.ev_stats, &slot, &t->stats))
 		memset(&t->stats, 0, sizeof(t->stats));
-	n = n_evs_of(&t->info);
+	n = cmd_n_evs_of(&t->info);
 	if (c->json)
 		j_arr(&j, NULL);
 	else
 		fprintf(c->out, "qp %u: %u EVs (%s)\n%-5s %-10s %-5s %-4s %-11s %-6s %12s %14s %12s %8s %8s %8s %9s\n",
-			qpn, n, ev_format_name(t->info.ev_format), "INDEX", "EV",
+			qpn, n, cmd_ev_format_name(t->info.ev_format), "INDEX", "EV",
 			"PLANE", "PATH", "STATE", "ROLE", "PACKETS", "BYTES", "ACKED", "ECN",
 			"TRIMS", "LOSSES", "RTT_US");
 	for (i = 0; i < n; i++) {
@@ -66,7 +66,7 @@ CMD_EXECUTOR(exec_ev_list)
 			j_u64(&j, "plane", e->plane);
 			/* The spine path discovery found (1-based), 0 = unknown. */
 			j_u64(&j, "path", e->path);
-			j_str(&j, "state", ev_state_name(e->state));
+			j_str(&j, "state", cmd_ev_state_name(e->state));
 			j_bool(&j, "active", active);
 			j_u64(&j, "packets", s->packets);
 			j_u64(&j, "bytes", s->bytes);
@@ -86,7 +86,7 @@ CMD_EXECUTOR(exec_ev_list)
 		else
 			snprintf(rtt_s, sizeof(rtt_s), "-");
 		fprintf(c->out, "%-5u %-10s %-5u %-4u %-11s %-6s %12llu %14llu %12llu %8llu %8llu "
-			"%8llu %9s\n", i, ev, e->plane, e->path, ev_state_name(e->state),
+			"%8llu %9s\n", i, ev, e->plane, e->path, cmd_ev_state_name(e->state),
 			active ? "active" : "backup", (unsigned long long)s->packets,
 			(unsigned long long)s->bytes, (unsigned long long)s->acked,
 			(unsigned long long)s->ecn, (unsigned long long)s->trims,
@@ -103,7 +103,7 @@ out:
 static int select_entries(struct ctx *c, const struct ev_tables *t,
 			  const struct cmd_ev_select_req *sel, bool *pick)
 {
-	uint32_t i, n = n_evs_of(&t->info), qpn = sel->qpn;
+	uint32_t i, n = cmd_n_evs_of(&t->info), qpn = sel->qpn;
 	unsigned int k;
 	bool found;
 
@@ -153,7 +153,7 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 	if (!t)
 		return failure(c, "out of memory");
 	slot = qpn - 1;
-	if (find_qp(c, qpn, &t->info)) {
+	if (cmd_find_qp(c, qpn, &t->info)) {
 		rc = AGENT_EXIT_FAIL;
 		goto out;
 	}
@@ -171,10 +171,10 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 	 * libmrc change entries: nobody's concurrent change is undone.
 	 */
 	evs = ev_table_at(c->env->ev_tables, slot);
-	for (i = 0; i < n_evs_of(&t->info); i++) {
+	for (i = 0; i < cmd_n_evs_of(&t->info); i++) {
 		if (!pick[i])
 			continue;
-		if ((deny ? ev_deny : ev_allow)(evs, n_evs_of(&t->info), i) == EV_CHANGED)
+		if ((deny ? ev_deny : ev_allow)(evs, cmd_n_evs_of(&t->info), i) == EV_CHANGED)
 			changed++;
 	}
 	if (c->json) {
@@ -192,12 +192,12 @@ out:
 	return rc;
 }
 
-CMD_EXECUTOR(exec_ev_deny)
+CMD_EXECUTOR(cmd_exec_ev_deny)
 {
 	return ev_set_state(c, &req->u.ev_select, true);
 }
 
-CMD_EXECUTOR(exec_ev_allow)
+CMD_EXECUTOR(cmd_exec_ev_allow)
 {
 	return ev_set_state(c, &req->u.ev_select, false);
 }

@@ -113,7 +113,7 @@ static void cc_profile_json(struct json *j, const struct mrc_cc_profile_rec *r,
 		j_u64(j, "link_mbps", d->link_mbps);
 		j_str(j, "link_from", d->link_from);
 		j_u64(j, "bdp_bytes", d->bdp);
-		cc_params_json(j, &d->p);
+		cmd_cc_params_json(j, &d->p);
 		j_end(j);
 	}
 	j_end(j);
@@ -140,7 +140,7 @@ static void cc_profile_text(struct ctx *c, const struct mrc_cc_profile_rec *r,
 		return;
 	fprintf(c->out, "derived for MTU %u, %u planes of %u Mb/s (%s): BDP %" PRIu64
 		" bytes\n", d->p.mtu, d->planes, d->link_mbps, d->link_from, d->bdp);
-	cc_params_text(c, &d->p, "  ");
+	cmd_cc_params_text(c, &d->p, "  ");
 }
 
 static void print_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r,
@@ -154,7 +154,7 @@ static void print_cc_profile(struct ctx *c, const struct mrc_cc_profile_rec *r,
 		cc_profile_text(c, r, d);
 }
 
-CMD_EXECUTOR(exec_profile_cc_create)
+CMD_EXECUTOR(cmd_exec_profile_cc_create)
 {
 	const struct cmd_cc_profile_req *e = &req->u.cc_profile;
 	uint32_t id = e->id;
@@ -177,7 +177,7 @@ CMD_EXECUTOR(exec_profile_cc_create)
 	return 0;
 }
 
-CMD_EXECUTOR(exec_profile_cc_set)
+CMD_EXECUTOR(cmd_exec_profile_cc_set)
 {
 	const struct cmd_cc_profile_req *e = &req->u.cc_profile;
 	uint32_t id = e->id;
@@ -269,12 +269,12 @@ static int profile_cc_state(struct ctx *c, uint32_t id, enum ev_profile_state to
 	return 0;
 }
 
-CMD_EXECUTOR(exec_profile_cc_online)
+CMD_EXECUTOR(cmd_exec_profile_cc_online)
 {
 	return profile_cc_state(c, req->u.profile.id, EV_PROFILE_STATE_ONLINE);
 }
 
-CMD_EXECUTOR(exec_profile_cc_offline)
+CMD_EXECUTOR(cmd_exec_profile_cc_offline)
 {
 	return profile_cc_state(c, req->u.profile.id, EV_PROFILE_STATE_OFFLINE);
 }
@@ -337,7 +337,7 @@ static int derive_cc(struct ctx *c, const struct mrc_cc_profile_rec *r,
 	return 0;
 }
 
-CMD_EXECUTOR(exec_profile_cc_show)
+CMD_EXECUTOR(cmd_exec_profile_cc_show)
 {
 	const struct cc_derive_req *dreq = &req->u.cc_show.derive;
 	struct json j = { .f = c->out };
@@ -354,7 +354,7 @@ CMD_EXECUTOR(exec_profile_cc_show)
 		print_cc_profile(c, &r, dreq->on ? &d : NULL);
 		return 0;
 	}
-	n = profile_ids(c->env->maps.cc_profiles, ids, MRC_MAX_PROFILES);
+	n = cmd_profile_ids(c->env->maps.cc_profiles, ids, MRC_MAX_PROFILES);
 	if (c->json)
 		j_arr(&j, NULL);
 	else if (!n)
@@ -374,7 +374,7 @@ CMD_EXECUTOR(exec_profile_cc_show)
 	return rc;
 }
 
-CMD_EXECUTOR(exec_profile_cc_delete)
+CMD_EXECUTOR(cmd_exec_profile_cc_delete)
 {
 	struct json j = { .f = c->out };
 	uint32_t id = req->u.profile.id;

@@ -64,7 +64,7 @@ static void ev_profile_json(struct json *j, const struct ev_profile *p,
 	j_u64(j, "id", p->id);
 	j_str(j, "type", ev_profile_type_name(p->type));
 	j_str(j, "state", ev_profile_state_name(p->state));
-	j_str(j, "format", ev_format_name(p->format));
+	j_str(j, "format", cmd_ev_format_name(p->format));
 	j_u64(j, "ev_count", p->ev_count);
 	j_u64(j, "min_active", p->ev_min_active);
 	j_u64(j, "backups_per_plane", backups);
@@ -103,7 +103,7 @@ static void ev_profile_text(struct ctx *c, const struct ev_profile *p,
 	unsigned int i;
 
 	fprintf(c->out, "ev profile %u: %s, %s, %s\n", p->id,
-		ev_profile_type_name(p->type), ev_format_name(p->format),
+		ev_profile_type_name(p->type), cmd_ev_format_name(p->format),
 		ev_profile_state_name(p->state));
 	fprintf(c->out, "  ev_count %u, min_active %u, backups/plane %u, event_mask 0x%x\n",
 		p->ev_count, p->ev_min_active, backups, p->event_mask);
@@ -219,7 +219,7 @@ static int apply_ev_profile_edit(struct ctx *c, struct ev_profile *p,
 	return 0;
 }
 
-CMD_EXECUTOR(exec_profile_ev_create)
+CMD_EXECUTOR(cmd_exec_profile_ev_create)
 {
 	const struct cmd_ev_profile_req *e = &req->u.ev_profile;
 	uint32_t id = e->id, backups = 0;
@@ -241,12 +241,12 @@ CMD_EXECUTOR(exec_profile_ev_create)
 		print_ev_profile(c, p, backups);
 	else if (!rc)
 		fprintf(c->out, "ev profile %u created: %s, %s, INIT\n", id,
-			ev_profile_type_name(p->type), ev_format_name(p->format));
+			ev_profile_type_name(p->type), cmd_ev_format_name(p->format));
 	free(p);
 	return rc;
 }
 
-CMD_EXECUTOR(exec_profile_ev_set)
+CMD_EXECUTOR(cmd_exec_profile_ev_set)
 {
 	const struct cmd_ev_profile_req *e = &req->u.ev_profile;
 	struct ev_profile *p;
@@ -314,17 +314,17 @@ static int profile_ev_state(struct ctx *c, uint32_t id, enum ev_profile_state to
 	return rc;
 }
 
-CMD_EXECUTOR(exec_profile_ev_online)
+CMD_EXECUTOR(cmd_exec_profile_ev_online)
 {
 	return profile_ev_state(c, req->u.profile.id, EV_PROFILE_STATE_ONLINE);
 }
 
-CMD_EXECUTOR(exec_profile_ev_offline)
+CMD_EXECUTOR(cmd_exec_profile_ev_offline)
 {
 	return profile_ev_state(c, req->u.profile.id, EV_PROFILE_STATE_OFFLINE);
 }
 
-CMD_EXECUTOR(exec_profile_ev_show)
+CMD_EXECUTOR(cmd_exec_profile_ev_show)
 {
 	struct json j = { .f = c->out };
 	uint32_t ids[MRC_MAX_PROFILES], id = req->u.profile.id, backups;
@@ -342,7 +342,7 @@ CMD_EXECUTOR(exec_profile_ev_show)
 		free(p);
 		return rc;
 	}
-	n = profile_ids(c->env->maps.ev_profiles, ids, MRC_MAX_PROFILES);
+	n = cmd_profile_ids(c->env->maps.ev_profiles, ids, MRC_MAX_PROFILES);
 	if (c->json)
 		j_arr(&j, NULL);
 	else if (!n)
@@ -363,7 +363,7 @@ CMD_EXECUTOR(exec_profile_ev_show)
 	return rc;
 }
 
-CMD_EXECUTOR(exec_profile_ev_delete)
+CMD_EXECUTOR(cmd_exec_profile_ev_delete)
 {
 	struct json j = { .f = c->out };
 	uint32_t id = req->u.profile.id, backups;

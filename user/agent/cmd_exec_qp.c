@@ -17,7 +17,7 @@
 
 static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
 {
-	uint32_t i, n = n_evs_of(&v->info);
+	uint32_t i, n = cmd_n_evs_of(&v->info);
 
 	/*
 	 * ASSUMED_BAD and DENIED entries are out of the rotation whether they
@@ -73,7 +73,7 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	}
 }
 
-int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
+int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 {
 	const struct agent_maps *m = &c->env->maps;
 	uint32_t slot = qpn - 1;
@@ -82,7 +82,7 @@ int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 
 	memset(v, 0, sizeof(*v));
 	v->qpn = qpn;
-	rc = read_qp_info(c, qpn, &v->info);
+	rc = cmd_read_qp_info(c, qpn, &v->info);
 	if (rc)
 		return rc;
 	if (bpf_map_lookup_elem(m->qp_owner, &qpn, &v->owner))
@@ -95,7 +95,7 @@ int read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 		memset(&v->tx, 0, sizeof(v->tx));
 	if (bpf_map_lookup_elem(m->rx, &slot, &v->rx))
 		memset(&v->rx, 0, sizeof(v->rx));
-	sum_percpu(m->qp_stats, slot, sizeof(struct mrc_qp_stats), v->counters);
+	cmd_sum_percpu(m->qp_stats, slot, sizeof(struct mrc_qp_stats), v->counters);
 	read_qp_cc(c, v);
 	return 0;
 }
@@ -109,7 +109,7 @@ static const char *peers_str(const struct mrc_qp_info *qi, char *buf, size_t len
 	buf[0] = '\0';
 	for (i = 0; i < qi->n_peer_addrs && i < MRC_MAX_PEER_ADDRS; i++) {
 		int n = snprintf(buf + off, len - off, "%s%s", i ? "," : "",
-				 addr_str(qi->peer_addrs[i], a, sizeof(a)));
+				 cmd_addr_str(qi->peer_addrs[i], a, sizeof(a)));
 
 		if (n < 0 || (size_t)n >= len - off)
 			break;
@@ -130,12 +130,12 @@ static void qp_cc_json(struct json *j, const struct qp_view *v, bool full)
 	if (v->cc == QP_CC_UNREADABLE) {
 		j_str(j, "error", v->cc_err);
 	} else {
-		/* The members mrc-perf prints too (lib/cc_view.c). */
+		/* The members mrc-perf prints too (agent/cc_view.c). */
 		fputs(", ", j->f);
 		cc_view_json_members(j->f, &v->ccv);
 		if (full && v->have_ccp) {
 			j_obj(j, "params");
-			cc_params_json(j, &v->ccp);
+			cmd_cc_params_json(j, &v->ccp);
 			j_end(j);
 		}
 	}
@@ -149,7 +149,7 @@ static void qp_json(struct json *j, const struct qp_view *v, bool full)
 
 	j_obj(j, NULL);
 	j_u64(j, "qpn", v->qpn);
-	j_str(j, "state", qp_state_name(v->info.state));
+	j_str(j, "state", cmd_qp_state_name(v->info.state));
 	if (v->owner)
 		j_u64(j, "owner_pid", v->owner);
 	else
@@ -157,9 +157,9 @@ static void qp_json(struct json *j, const struct qp_view *v, bool full)
 	j_u64(j, "remote_qpn", v->info.remote_qpn);
 	j_arr(j, "peers");
 	for (i = 0; i < v->info.n_peer_addrs && i < MRC_MAX_PEER_ADDRS; i++)
-		j_str(j, NULL, addr_str(v->info.peer_addrs[i], a, sizeof(a)));
+		j_str(j, NULL, cmd_addr_str(v->info.peer_addrs[i], a, sizeof(a)));
 	j_arr_end(j);
-	j_str(j, "ev_format", ev_format_name(v->info.ev_format));
+	j_str(j, "ev_format", cmd_ev_format_name(v->info.ev_format));
 	j_u64(j, "n_evs", v->info.n_evs);
 	j_obj(j, "evs");
 	j_u64(j, "good", v->good);
@@ -176,7 +176,7 @@ static void qp_json(struct json *j, const struct qp_view *v, bool full)
 		j_u64(j, "loss_mark", v->tx.loss_mark);
 		j_u64(j, "wr_head", v->tx.wr_head);
 		j_u64(j, "wr_tail", v->tx.wr_tail);
-		j_str(j, "state", qp_state_name(v->tx.state));
+		j_str(j, "state", cmd_qp_state_name(v->tx.state));
 	}
 	j_end(j);
 	j_obj(j, "rx");
@@ -194,7 +194,7 @@ static void qp_json(struct json *j, const struct qp_view *v, bool full)
 	}
 	j_obj(j, "counters");
 	for (size_t k = 0; k < N_QP_COUNTERS; k++)
-		j_u64(j, qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
+		j_u64(j, cmd_qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
 	j_end(j);
 	qp_cc_json(j, v, full);
 	j_end(j);
@@ -229,14 +229,14 @@ static void qp_list_row(struct ctx *c, const struct qp_view *v)
 	snprintf(owner, sizeof(owner), "%u", v->owner);
 	fprintf(c->out, "%-5u %-6s %-8s %-7u %-32s %-18s %-10u %-10u %-10u %-10" PRIu64
 		" %-10" PRIu64 " %-8" PRIu64 " %s\n",
-		v->qpn, qp_state_name(v->info.state), v->owner ? owner : "-",
+		v->qpn, cmd_qp_state_name(v->info.state), v->owner ? owner : "-",
 		v->info.remote_qpn, peers_str(&v->info, peers, sizeof(peers)), evs,
 		v->tx.snd_una, v->tx.snd_nxt, v->rx.cack,
 		v->counters[QP_COUNTER(rx_data)], v->counters[QP_COUNTER(tx_stamped)],
 		v->counters[QP_COUNTER(losses)], qp_cwnd_str(v, cwnd, sizeof(cwnd)));
 }
 
-CMD_EXECUTOR(exec_qp_list)
+CMD_EXECUTOR(cmd_exec_qp_list)
 {
 	struct json j = { .f = c->out };
 	struct qp_view *v;
@@ -251,7 +251,7 @@ CMD_EXECUTOR(exec_qp_list)
 	else
 		qp_list_header(c);
 	for (n = 1; n <= MRC_MAX_QPS; n++) {
-		if (read_qp_view(c, n, v) || v->info.state == MRC_QPS_RESET)
+		if (cmd_read_qp_view(c, n, v) || v->info.state == MRC_QPS_RESET)
 			continue;
 		if (c->json)
 			qp_json(&j, v, false);
@@ -296,7 +296,7 @@ static void qp_cc_text(struct ctx *c, const struct qp_view *v)
 		(uint64_t)w->n_trims, (uint64_t)w->n_losses, (uint64_t)w->acked_bytes);
 	if (v->have_ccp) {
 		fprintf(c->out, "    params\n");
-		cc_params_text(c, &v->ccp, "      ");
+		cmd_cc_params_text(c, &v->ccp, "      ");
 	}
 }
 
@@ -304,7 +304,7 @@ static void qp_show_text(struct ctx *c, const struct qp_view *v)
 {
 	char peers[8 * (INET6_ADDRSTRLEN + 1)], buf[32];
 
-	fprintf(c->out, "qp %u: %s\n", v->qpn, qp_state_name(v->info.state));
+	fprintf(c->out, "qp %u: %s\n", v->qpn, cmd_qp_state_name(v->info.state));
 	if (v->owner)
 		fprintf(c->out, "  owner pid    %u\n", v->owner);
 	else
@@ -314,7 +314,7 @@ static void qp_show_text(struct ctx *c, const struct qp_view *v)
 	fprintf(c->out, "  mpr          %u PSNs\n", v->info.mpr);
 	fprintf(c->out, "  EVs          %u (%s): active %u GOOD, %u SKIP, %u ASSUMED_BAD, "
 		"%u DENIED; %u backup\n", v->info.n_evs,
-		ev_format_name(v->info.ev_format), v->good, v->skip, v->bad,
+		cmd_ev_format_name(v->info.ev_format), v->good, v->skip, v->bad,
 		v->denied, v->backup);
 	fprintf(c->out, "  tx           snd_una %u snd_nxt %u sack_max %u wr %u..%u\n",
 		v->tx.snd_una, v->tx.snd_nxt, v->tx.sack_max, v->tx.wr_head,
@@ -324,11 +324,11 @@ static void qp_show_text(struct ctx *c, const struct qp_view *v)
 	fprintf(c->out, "  counters\n");
 	for (size_t k = 0; k < N_QP_COUNTERS; k++)
 		fprintf(c->out, "    %-14s %" PRIu64 "\n",
-			qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
+			cmd_qp_counter_name(k, buf, sizeof(buf)), v->counters[k]);
 	qp_cc_text(c, v);
 }
 
-CMD_EXECUTOR(exec_qp_show)
+CMD_EXECUTOR(cmd_exec_qp_show)
 {
 	struct json j = { .f = c->out };
 	uint32_t qpn = req->u.qp.qpn;
@@ -338,7 +338,7 @@ CMD_EXECUTOR(exec_qp_show)
 	v = malloc(sizeof(*v));
 	if (!v)
 		return failure(c, "out of memory");
-	rc = read_qp_view(c, qpn, v);
+	rc = cmd_read_qp_view(c, qpn, v);
 	if (rc)
 		rc = failure(c, "reading QP %u: %s", qpn, strerror(-rc));
 	else if (v->info.state == MRC_QPS_RESET)

@@ -18,7 +18,7 @@ static void json_drops(struct json *j, const uint64_t *drops)
 
 	j_obj(j, "drops");
 	for (size_t i = 0; i < N_DROPS; i++)
-		j_u64(j, drop_name(i, buf, sizeof(buf)), drops[i]);
+		j_u64(j, cmd_drop_name(i, buf, sizeof(buf)), drops[i]);
 	j_end(j);
 }
 
@@ -30,13 +30,13 @@ static void text_drops(struct ctx *c, const uint64_t *drops)
 	/* "none" is index 0, never counted: skip it in text. */
 	for (size_t i = 1; i < N_DROPS; i++)
 		fprintf(c->out, "%s %s %" PRIu64, i > 1 ? "," : "",
-			drop_name(i, buf, sizeof(buf)), drops[i]);
+			cmd_drop_name(i, buf, sizeof(buf)), drops[i]);
 	fputc('\n', c->out);
 }
 
 static int read_drops(struct ctx *c, uint64_t *drops)
 {
-	int rc = sum_percpu(c->env->maps.drops, 0, sizeof(struct mrc_drop_stats),
+	int rc = cmd_sum_percpu(c->env->maps.drops, 0, sizeof(struct mrc_drop_stats),
 			    drops);
 
 	if (rc)
@@ -60,9 +60,9 @@ static void read_plane_row(struct ctx *c, unsigned int i, struct plane_row *r)
 	r->info = &c->env->planes[i];
 	if (bpf_map_lookup_elem(c->env->maps.planes, &key, &r->map))
 		memset(&r->map, 0, sizeof(r->map));
-	if (!all_zero(r->map.addr4, sizeof(r->map.addr4)))
+	if (!cmd_all_zero(r->map.addr4, sizeof(r->map.addr4)))
 		inet_ntop(AF_INET, r->map.addr4, r->addr4, sizeof(r->addr4));
-	if (!all_zero(r->map.addr6, sizeof(r->map.addr6)))
+	if (!cmd_all_zero(r->map.addr6, sizeof(r->map.addr6)))
 		inet_ntop(AF_INET6, r->map.addr6, r->addr6, sizeof(r->addr6));
 }
 
@@ -84,7 +84,7 @@ static void count_qp_states(struct ctx *c, unsigned int *by_state,
 
 	memset(by_state, 0, n_states * sizeof(*by_state));
 	for (qpn = 1; qpn <= MRC_MAX_QPS; qpn++)
-		if (!read_qp_info(c, qpn, &qi) && qi.state < n_states)
+		if (!cmd_read_qp_info(c, qpn, &qi) && qi.state < n_states)
 			by_state[qi.state]++;
 }
 
@@ -166,7 +166,7 @@ static void status_json(struct ctx *c, const uint64_t *drops,
 		probing_json(c, &j);
 	j_obj(&j, "qps");
 	for (i = MRC_QPS_INIT; i <= MRC_QPS_ERROR; i++) {
-		j_u64(&j, qp_state_name(i), by_state[i]);
+		j_u64(&j, cmd_qp_state_name(i), by_state[i]);
 		total += by_state[i];
 	}
 	j_u64(&j, "total", total);
@@ -204,7 +204,7 @@ static void status_text(struct ctx *c, const uint64_t *drops,
 	text_drops(c, drops);
 }
 
-CMD_EXECUTOR(exec_status)
+CMD_EXECUTOR(cmd_exec_status)
 {
 	unsigned int by_state[MRC_QPS_ERROR + 1];
 	uint64_t drops[N_DROPS];
@@ -224,7 +224,7 @@ CMD_EXECUTOR(exec_status)
 static bool qp_has_stats(const struct qp_view *v)
 {
 	return v->info.state != MRC_QPS_RESET ||
-	       !all_zero(v->counters, sizeof(v->counters));
+	       !cmd_all_zero(v->counters, sizeof(v->counters));
 }
 
 static void stats_counters_json(struct json *j, const char *key,
@@ -234,7 +234,7 @@ static void stats_counters_json(struct json *j, const char *key,
 
 	j_obj(j, key);
 	for (size_t i = 0; i < N_QP_COUNTERS; i++)
-		j_u64(j, qp_counter_name(i, buf, sizeof(buf)), counters[i]);
+		j_u64(j, cmd_qp_counter_name(i, buf, sizeof(buf)), counters[i]);
 	j_end(j);
 }
 
@@ -244,7 +244,7 @@ static void stats_header(struct ctx *c)
 
 	fprintf(c->out, "%-5s %-6s", "QPN", "STATE");
 	for (size_t i = 0; i < N_QP_COUNTERS; i++)
-		fprintf(c->out, " %14s", qp_counter_name(i, buf, sizeof(buf)));
+		fprintf(c->out, " %14s", cmd_qp_counter_name(i, buf, sizeof(buf)));
 	fputc('\n', c->out);
 }
 
@@ -261,7 +261,7 @@ static void stats_row(struct ctx *c, const char *qpn, const char *state,
 static bool read_ctl_stats(struct ctx *c, uint64_t *ctl)
 {
 	return c->env->maps.ctl_stats >= 0 &&
-	       !sum_percpu(c->env->maps.ctl_stats, 0, sizeof(struct mrc_ctl_stats), ctl);
+	       !cmd_sum_percpu(c->env->maps.ctl_stats, 0, sizeof(struct mrc_ctl_stats), ctl);
 }
 
 static void control_stats_json(struct ctx *c, struct json *j)
@@ -273,7 +273,7 @@ static void control_stats_json(struct ctx *c, struct json *j)
 	if (read_ctl_stats(c, ctl)) {
 		j_obj(j, "control");
 		for (size_t i = 0; i < N_CTL_COUNTERS; i++)
-			j_u64(j, ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
+			j_u64(j, cmd_ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
 		j_end(j);
 	}
 	if (!st)
@@ -294,7 +294,7 @@ static void control_stats_text(struct ctx *c)
 		fprintf(c->out, "control (XDP, TC):");
 		for (size_t i = 0; i < N_CTL_COUNTERS; i++)
 			fprintf(c->out, "%s %s %" PRIu64, i ? "," : "",
-				ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
+				cmd_ctl_counter_name(i, buf, sizeof(buf)), ctl[i]);
 		fputc('\n', c->out);
 	}
 	if (!st)
@@ -306,7 +306,7 @@ static void control_stats_text(struct ctx *c)
 	fputc('\n', c->out);
 }
 
-CMD_EXECUTOR(exec_stats)
+CMD_EXECUTOR(cmd_exec_stats)
 {
 	uint64_t drops[N_DROPS], total[N_QP_COUNTERS] = {};
 	struct json j = { .f = c->out };
@@ -329,19 +329,19 @@ CMD_EXECUTOR(exec_stats)
 		stats_header(c);
 	}
 	for (n = 1; n <= MRC_MAX_QPS; n++) {
-		if (read_qp_view(c, n, v) || !qp_has_stats(v))
+		if (cmd_read_qp_view(c, n, v) || !qp_has_stats(v))
 			continue;
 		for (size_t i = 0; i < N_QP_COUNTERS; i++)
 			total[i] += v->counters[i];
 		if (c->json) {
 			j_obj(&j, NULL);
 			j_u64(&j, "qpn", n);
-			j_str(&j, "state", qp_state_name(v->info.state));
+			j_str(&j, "state", cmd_qp_state_name(v->info.state));
 			stats_counters_json(&j, "counters", v->counters);
 			j_end(&j);
 		} else {
 			snprintf(qpn, sizeof(qpn), "%u", n);
-			stats_row(c, qpn, qp_state_name(v->info.state), v->counters);
+			stats_row(c, qpn, cmd_qp_state_name(v->info.state), v->counters);
 		}
 	}
 	if (c->json) {

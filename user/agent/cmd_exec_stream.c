@@ -26,7 +26,7 @@ static void print_backlog(struct ctx *c, uint64_t count)
 	}
 }
 
-CMD_EXECUTOR(exec_events)
+CMD_EXECUTOR(cmd_exec_events)
 {
 	const struct cmd_events_req *r = &req->u.events;
 
@@ -45,7 +45,7 @@ CMD_EXECUTOR(exec_events)
 	return 0;
 }
 
-CMD_EXECUTOR(exec_probe)
+CMD_EXECUTOR(cmd_exec_probe)
 {
 	struct pe_job_req probe = req->u.probe;
 

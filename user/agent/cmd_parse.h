@@ -26,32 +26,32 @@ enum { OPT_JSON = 0x1000, OPT_HELP };
  * (--json sets req->json). Returns the next option, -1 at the end, or
  * '?' after a usage error.
  */
-int next_opt(const struct cmd_parse_io *io, struct cmd_req *req, int argc,
+int cmd_next_opt(const struct cmd_parse_io *io, struct cmd_req *req, int argc,
 	     char **argv, const struct option *opts);
 
 /* Reset getopt for a fresh argument vector. */
-void opt_start(void);
+void cmd_opt_start(void);
 
 /* A usage error for the first word left, if any. */
-int no_positionals(const struct cmd_parse_io *io, int argc, char **argv);
+int cmd_no_positionals(const struct cmd_parse_io *io, int argc, char **argv);
 
-int parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn);
+int cmd_parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn);
 
 /* Hex with or without 0x, as `ev list` prints EVs. */
-int parse_hex32(const char *s, uint32_t *out);
+int cmd_parse_hex32(const char *s, uint32_t *out);
 
-int parse_u32_arg(const struct cmd_parse_io *io, const char *opt, const char *s,
+int cmd_parse_u32_arg(const struct cmd_parse_io *io, const char *opt, const char *s,
 		  uint32_t max, uint32_t *out);
 
 /*
  * Split a comma-separated list into items[max]; empty items are errors.
  * The pointers point into `copy`, which the caller frees.
  */
-int split_list(const struct cmd_parse_io *io, const char *opt, const char *s,
+int cmd_split_list(const struct cmd_parse_io *io, const char *opt, const char *s,
 	       char **copy, char **items, int max, int *n);
 
 /* The profile ID at argv[optind], and nothing after it. */
-int parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
+int cmd_parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
 		     uint32_t *id);
 
 /* ---- the parsers of the table ------------------------------------------ */
@@ -60,27 +60,27 @@ int parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
 	int fn(const struct cmd_parse_io *io, int argc, char **argv, struct cmd_req *req)
 
 /* cmd_parse_view.c: status, stats, qp, doctor */
-CMD_PARSER(parse_no_args);
-CMD_PARSER(parse_qp_show);
+CMD_PARSER(cmd_parse_no_args);
+CMD_PARSER(cmd_parse_qp_show);
 
 /* cmd_parse_ev.c */
-CMD_PARSER(parse_ev_list);
-CMD_PARSER(parse_ev_select);
-CMD_PARSER(parse_ev_expand);
+CMD_PARSER(cmd_parse_ev_list);
+CMD_PARSER(cmd_parse_ev_select);
+CMD_PARSER(cmd_parse_ev_expand);
 
 /* cmd_parse_stream.c */
-CMD_PARSER(parse_events);
-CMD_PARSER(parse_probe);
+CMD_PARSER(cmd_parse_events);
+CMD_PARSER(cmd_parse_probe);
 
 /* cmd_parse_profile_ev.c */
-CMD_PARSER(parse_profile_ev_create);
-CMD_PARSER(parse_profile_ev_set);
-CMD_PARSER(parse_profile_id_only);
-CMD_PARSER(parse_profile_show);
+CMD_PARSER(cmd_parse_profile_ev_create);
+CMD_PARSER(cmd_parse_profile_ev_set);
+CMD_PARSER(cmd_parse_profile_id_only);
+CMD_PARSER(cmd_parse_profile_show);
 
 /* cmd_parse_profile_cc.c */
-CMD_PARSER(parse_profile_cc_create);
-CMD_PARSER(parse_profile_cc_set);
-CMD_PARSER(parse_profile_cc_show);
+CMD_PARSER(cmd_parse_profile_cc_create);
+CMD_PARSER(cmd_parse_profile_cc_set);
+CMD_PARSER(cmd_parse_profile_cc_show);
 
 #endif

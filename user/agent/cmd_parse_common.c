@@ -13,7 +13,7 @@
 
 #include "common/parse.h"
 
-int next_opt(const struct cmd_parse_io *io, struct cmd_req *req, int argc,
+int cmd_next_opt(const struct cmd_parse_io *io, struct cmd_req *req, int argc,
 	     char **argv, const struct option *opts)
 {
 	for (;;) {
@@ -36,20 +36,20 @@ int next_opt(const struct cmd_parse_io *io, struct cmd_req *req, int argc,
 }
 
 /* GNU getopt: optind 0 reinitialises. */
-void opt_start(void)
+void cmd_opt_start(void)
 {
 	optind = 0;
 	opterr = 0;
 }
 
-int no_positionals(const struct cmd_parse_io *io, int argc, char **argv)
+int cmd_no_positionals(const struct cmd_parse_io *io, int argc, char **argv)
 {
 	if (optind < argc)
 		return usage_error(io, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
-int parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn)
+int cmd_parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn)
 {
 	uint64_t v;
 
@@ -59,7 +59,7 @@ int parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn)
 	return 0;
 }
 
-int parse_hex32(const char *s, uint32_t *out)
+int cmd_parse_hex32(const char *s, uint32_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -76,7 +76,7 @@ int parse_hex32(const char *s, uint32_t *out)
 	return 0;
 }
 
-int parse_u32_arg(const struct cmd_parse_io *io, const char *opt, const char *s,
+int cmd_parse_u32_arg(const struct cmd_parse_io *io, const char *opt, const char *s,
 		  uint32_t max, uint32_t *out)
 {
 	uint64_t v;
@@ -87,7 +87,7 @@ int parse_u32_arg(const struct cmd_parse_io *io, const char *opt, const char *s,
 	return 0;
 }
 
-int split_list(const struct cmd_parse_io *io, const char *opt, const char *s,
+int cmd_split_list(const struct cmd_parse_io *io, const char *opt, const char *s,
 	       char **copy, char **items, int max, int *n)
 {
 	char *rest, *item;
@@ -107,7 +107,7 @@ int split_list(const struct cmd_parse_io *io, const char *opt, const char *s,
 	return 0;
 }
 
-int parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
+int cmd_parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
 		     uint32_t *id)
 {
 	uint64_t v;
@@ -120,5 +120,5 @@ int parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
 				   MRC_MAX_PROFILES - 1);
 	optind++;
 	*id = (uint32_t)v;
-	return no_positionals(io, argc, argv);
+	return cmd_no_positionals(io, argc, argv);
 }

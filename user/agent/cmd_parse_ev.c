@@ -10,7 +10,7 @@
 
 #include "common/parse.h"
 
-CMD_PARSER(parse_ev_list)
+CMD_PARSER(cmd_parse_ev_list)
 {
 	static const struct option opts[] = {
 		{ "qp", required_argument, NULL, 'q' }, COMMON_OPTS, {}
@@ -18,11 +18,11 @@ CMD_PARSER(parse_ev_list)
 	uint32_t *qpn = &req->u.qp.qpn;
 	int o;
 
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
-		if (o == '?' || (o == 'q' && parse_qpn(io, optarg, qpn)))
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
+		if (o == '?' || (o == 'q' && cmd_parse_qpn(io, optarg, qpn)))
 			return AGENT_EXIT_USAGE;
 	}
-	if (no_positionals(io, argc, argv))
+	if (cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	if (!*qpn)
 		return usage_error(io, "--qp N is required");
@@ -48,13 +48,13 @@ static int check_selector(const struct cmd_parse_io *io,
 				   "--index I[,I..]");
 	r->plane = sel->plane;
 	if (sel->ev_list) {
-		rc = split_list(io, "--ev", sel->ev_list, &copy, items, MRC_MAX_EVS, &n);
+		rc = cmd_split_list(io, "--ev", sel->ev_list, &copy, items, MRC_MAX_EVS, &n);
 		for (i = 0; !rc && i < n; i++)
-			if (parse_hex32(items[i], &r->items[i]))
+			if (cmd_parse_hex32(items[i], &r->items[i]))
 				rc = usage_error(io, "--ev: '%s' is not a hex EV", items[i]);
 	} else if (sel->index_list) {
 		r->by_index = true;
-		rc = split_list(io, "--index", sel->index_list, &copy, items,
+		rc = cmd_split_list(io, "--index", sel->index_list, &copy, items,
 				MRC_MAX_EVS, &n);
 		for (i = 0; !rc && i < n; i++) {
 			uint64_t idx;
@@ -72,7 +72,7 @@ static int check_selector(const struct cmd_parse_io *io,
 }
 
 /* ev deny, ev allow */
-CMD_PARSER(parse_ev_select)
+CMD_PARSER(cmd_parse_ev_select)
 {
 	static const struct option opts[] = {
 		{ "qp", required_argument, NULL, 'q' },
@@ -85,10 +85,10 @@ CMD_PARSER(parse_ev_select)
 	struct ev_selector sel = {};
 	int o;
 
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 'q':
-			if (parse_qpn(io, optarg, &r->qpn))
+			if (cmd_parse_qpn(io, optarg, &r->qpn))
 				return AGENT_EXIT_USAGE;
 			break;
 		case 'e':
@@ -100,7 +100,7 @@ CMD_PARSER(parse_ev_select)
 			sel.n_given++;
 			break;
 		case 'p':
-			if (parse_u32_arg(io, "--plane", optarg, MRC_MAX_PLANES_ABI,
+			if (cmd_parse_u32_arg(io, "--plane", optarg, MRC_MAX_PLANES_ABI,
 					  &sel.plane))
 				return AGENT_EXIT_USAGE;
 			if (!sel.plane)
@@ -112,7 +112,7 @@ CMD_PARSER(parse_ev_select)
 			return AGENT_EXIT_USAGE;
 		}
 	}
-	if (no_positionals(io, argc, argv))
+	if (cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	if (!r->qpn)
 		return usage_error(io, "--qp N is required");
@@ -143,11 +143,11 @@ static int add_compact_evs(const struct cmd_parse_io *io, const char *list,
 	char *copy = NULL, *items[MRC_MAX_EVS];
 	int k, n_items, rc;
 
-	rc = split_list(io, "--ev", list, &copy, items, MRC_MAX_EVS, &n_items);
+	rc = cmd_split_list(io, "--ev", list, &copy, items, MRC_MAX_EVS, &n_items);
 	for (k = 0; !rc && k < n_items; k++) {
 		if (*n >= MRC_MAX_EVS)
 			rc = usage_error(io, "at most %d EVs at a time", MRC_MAX_EVS);
-		else if (parse_hex32(items[k], &evs[*n]))
+		else if (cmd_parse_hex32(items[k], &evs[*n]))
 			rc = usage_error(io, "'%s' is not a hex EV", items[k]);
 		else
 			(*n)++;
@@ -156,7 +156,7 @@ static int add_compact_evs(const struct cmd_parse_io *io, const char *list,
 	return rc;
 }
 
-CMD_PARSER(parse_ev_expand)
+CMD_PARSER(cmd_parse_ev_expand)
 {
 	static const struct option opts[] = {
 		{ "fmt-fields", required_argument, NULL, 'w' },
@@ -170,7 +170,7 @@ CMD_PARSER(parse_ev_expand)
 	bool have_fmt = false, have_ev = false;
 	int o;
 
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 'w':
 			if (ev_parse_fmt_fields(optarg, l->fmt, EV_MAX_FIELDS, &l->n_fmt,

@@ -115,7 +115,7 @@ static int parse_cc_opts(const struct cmd_parse_io *io, struct cmd_req *req,
 
 	memset(e, 0, sizeof(*e));
 	e->algo = e->qa = e->pacing = -1;
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case CC_OPT_ALGO:
 			rc = parse_cc_algo(io, optarg, e);
@@ -153,22 +153,22 @@ static int parse_cc_opts(const struct cmd_parse_io *io, struct cmd_req *req,
 	return 0;
 }
 
-CMD_PARSER(parse_profile_cc_create)
+CMD_PARSER(cmd_parse_profile_cc_create)
 {
 	struct cmd_cc_profile_req *r = &req->u.cc_profile;
 
 	if (parse_cc_opts(io, req, argc, argv, &r->edit) ||
-	    parse_profile_id(io, argc, argv, &r->id))
+	    cmd_parse_profile_id(io, argc, argv, &r->id))
 		return AGENT_EXIT_USAGE;
 	return 0;
 }
 
-CMD_PARSER(parse_profile_cc_set)
+CMD_PARSER(cmd_parse_profile_cc_set)
 {
 	struct cmd_cc_profile_req *r = &req->u.cc_profile;
 
 	if (parse_cc_opts(io, req, argc, argv, &r->edit) ||
-	    parse_profile_id(io, argc, argv, &r->id))
+	    cmd_parse_profile_id(io, argc, argv, &r->id))
 		return AGENT_EXIT_USAGE;
 	if (!r->edit.any)
 		return usage_error(io, "nothing to change (see --help for the options)");
@@ -188,27 +188,27 @@ static int parse_derive_opts(const struct cmd_parse_io *io, struct cmd_req *req,
 	int o;
 
 	memset(d, 0, sizeof(*d));
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 'D':
 			d->on = true;
 			break;
 		case 'm':
-			if (parse_u32_arg(io, "--mtu", optarg, CC_MTU_MAX, &d->mtu))
+			if (cmd_parse_u32_arg(io, "--mtu", optarg, CC_MTU_MAX, &d->mtu))
 				return AGENT_EXIT_USAGE;
 			if (d->mtu < CC_MTU_MIN)
 				return usage_error(io, "--mtu: path MTUs are %d..%d bytes",
 						   CC_MTU_MIN, CC_MTU_MAX);
 			break;
 		case 'p':
-			if (parse_u32_arg(io, "--planes", optarg, MRC_MAX_PLANES_ABI,
+			if (cmd_parse_u32_arg(io, "--planes", optarg, MRC_MAX_PLANES_ABI,
 					  &d->planes))
 				return AGENT_EXIT_USAGE;
 			if (!d->planes)
 				return usage_error(io, "--planes: 1..%d", MRC_MAX_PLANES_ABI);
 			break;
 		case 'l':
-			if (parse_u32_arg(io, "--link-mbps", optarg, CC_LINK_MBPS_MAX,
+			if (cmd_parse_u32_arg(io, "--link-mbps", optarg, CC_LINK_MBPS_MAX,
 					  &d->link_mbps))
 				return AGENT_EXIT_USAGE;
 			if (!d->link_mbps)
@@ -229,14 +229,14 @@ static int parse_derive_opts(const struct cmd_parse_io *io, struct cmd_req *req,
 	return 0;
 }
 
-CMD_PARSER(parse_profile_cc_show)
+CMD_PARSER(cmd_parse_profile_cc_show)
 {
 	struct cmd_cc_show_req *r = &req->u.cc_show;
 
 	if (parse_derive_opts(io, req, argc, argv, &r->derive))
 		return AGENT_EXIT_USAGE;
 	if (optind < argc) {
-		if (parse_profile_id(io, argc, argv, &r->which.id))
+		if (cmd_parse_profile_id(io, argc, argv, &r->which.id))
 			return AGENT_EXIT_USAGE;
 		r->which.has_id = true;
 	}

@@ -39,7 +39,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 	};
 	int o;
 
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 't': e->type = optarg; break;
 		case 'F': e->format = optarg; break;
@@ -104,7 +104,7 @@ static int parse_explicit_list(const struct cmd_parse_io *io, const char *list,
 	char *copy = NULL, *items[MRC_MAX_EVS];
 	int k, n_items, rc;
 
-	rc = split_list(io, "--ev", list, &copy, items, MRC_MAX_EVS, &n_items);
+	rc = cmd_split_list(io, "--ev", list, &copy, items, MRC_MAX_EVS, &n_items);
 	for (k = 0; !rc && k < n_items; k++) {
 		struct ev_explicit_entry *x = &r->explicit_evs[k];
 		char *at = strchr(items[k], '@');
@@ -112,7 +112,7 @@ static int parse_explicit_list(const struct cmd_parse_io *io, const char *list,
 
 		if (at)
 			*at++ = '\0';
-		if (parse_hex32(items[k], &x->ev))
+		if (cmd_parse_hex32(items[k], &x->ev))
 			rc = usage_error(io, "--ev: '%s' is not a hex EV", items[k]);
 		else if (at && parse_u64(at, EV_MAX_PLANES, &plane))
 			rc = usage_error(io, "--ev: plane '%s' is not 0..%d", at, EV_MAX_PLANES);
@@ -145,18 +145,18 @@ static int check_ev_profile_edit(const struct cmd_parse_io *io,
 		if (ev_parse_field_spec(e->fields[i], &r->fields[i], err, sizeof(err)))
 			return usage_error(io, "--field %s: %s", e->fields[i], err);
 	r->n_fields = e->n_fields;
-	if (e->count && parse_u32_arg(io, "--count", e->count, MRC_MAX_EVS, &r->count))
+	if (e->count && cmd_parse_u32_arg(io, "--count", e->count, MRC_MAX_EVS, &r->count))
 		return AGENT_EXIT_USAGE;
 	r->has_count = e->count != NULL;
-	if (e->min_active && parse_u32_arg(io, "--min-active", e->min_active,
+	if (e->min_active && cmd_parse_u32_arg(io, "--min-active", e->min_active,
 					   MRC_MAX_EVS, &r->min_active))
 		return AGENT_EXIT_USAGE;
 	r->has_min_active = e->min_active != NULL;
-	if (e->backups && parse_u32_arg(io, "--backups", e->backups, MRC_MAX_EVS,
+	if (e->backups && cmd_parse_u32_arg(io, "--backups", e->backups, MRC_MAX_EVS,
 					&r->backups))
 		return AGENT_EXIT_USAGE;
 	r->has_backups = e->backups != NULL;
-	if (e->event_mask && parse_u32_arg(io, "--event-mask", e->event_mask,
+	if (e->event_mask && cmd_parse_u32_arg(io, "--event-mask", e->event_mask,
 					   UINT32_MAX, &r->event_mask))
 		return AGENT_EXIT_USAGE;
 	r->has_event_mask = e->event_mask != NULL;
@@ -165,26 +165,26 @@ static int check_ev_profile_edit(const struct cmd_parse_io *io,
 	return parse_explicit_list(io, e->ev_list, r);
 }
 
-CMD_PARSER(parse_profile_ev_create)
+CMD_PARSER(cmd_parse_profile_ev_create)
 {
 	struct cmd_ev_profile_req *r = &req->u.ev_profile;
 	struct ev_profile_edit e = {};
 
 	if (read_ev_profile_opts(io, req, argc, argv, &e, true) ||
-	    parse_profile_id(io, argc, argv, &r->id) || check_ev_profile_edit(io, &e, r))
+	    cmd_parse_profile_id(io, argc, argv, &r->id) || check_ev_profile_edit(io, &e, r))
 		return AGENT_EXIT_USAGE;
 	if (!e.format)
 		r->format = MRC_EVF_UDP;
 	return 0;
 }
 
-CMD_PARSER(parse_profile_ev_set)
+CMD_PARSER(cmd_parse_profile_ev_set)
 {
 	struct cmd_ev_profile_req *r = &req->u.ev_profile;
 	struct ev_profile_edit e = {};
 
 	if (read_ev_profile_opts(io, req, argc, argv, &e, false) ||
-	    parse_profile_id(io, argc, argv, &r->id) || check_ev_profile_edit(io, &e, r))
+	    cmd_parse_profile_id(io, argc, argv, &r->id) || check_ev_profile_edit(io, &e, r))
 		return AGENT_EXIT_USAGE;
 	if (!e.any)
 		return usage_error(io, "nothing to change: give --fmt-fields, --field, "
@@ -193,26 +193,26 @@ CMD_PARSER(parse_profile_ev_set)
 }
 
 /* profile ev|cc online|offline|delete: ID [--json] */
-CMD_PARSER(parse_profile_id_only)
+CMD_PARSER(cmd_parse_profile_id_only)
 {
 	static const struct option opts[] = { COMMON_OPTS, {} };
 
-	if (next_opt(io, req, argc, argv, opts) != -1 ||
-	    parse_profile_id(io, argc, argv, &req->u.profile.id))
+	if (cmd_next_opt(io, req, argc, argv, opts) != -1 ||
+	    cmd_parse_profile_id(io, argc, argv, &req->u.profile.id))
 		return AGENT_EXIT_USAGE;
 	req->u.profile.has_id = true;
 	return 0;
 }
 
 /* profile ev show [ID] [--json] */
-CMD_PARSER(parse_profile_show)
+CMD_PARSER(cmd_parse_profile_show)
 {
 	static const struct option opts[] = { COMMON_OPTS, {} };
 
-	if (next_opt(io, req, argc, argv, opts) != -1)
+	if (cmd_next_opt(io, req, argc, argv, opts) != -1)
 		return AGENT_EXIT_USAGE;
 	if (optind < argc) {
-		if (parse_profile_id(io, argc, argv, &req->u.profile.id))
+		if (cmd_parse_profile_id(io, argc, argv, &req->u.profile.id))
 			return AGENT_EXIT_USAGE;
 		req->u.profile.has_id = true;
 	}

@@ -7,7 +7,7 @@
 #include "agent/probe_net.h"
 #include "common/parse.h"
 
-CMD_PARSER(parse_events)
+CMD_PARSER(cmd_parse_events)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -19,7 +19,7 @@ CMD_PARSER(parse_events)
 	int o;
 
 	r->follow = true;
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 'a':
 			r->all = true;
@@ -37,7 +37,7 @@ CMD_PARSER(parse_events)
 			return AGENT_EXIT_USAGE;
 		}
 	}
-	if (no_positionals(io, argc, argv))
+	if (cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	return 0;
 }
@@ -62,7 +62,7 @@ static int parse_probe_ev(const struct cmd_parse_io *io, const char *s, uint32_t
  * --to takes numeric addresses only: mrcctl looks names up before it
  * parses (mrcctl/resolve.c), so mrcd never waits on a name server.
  */
-CMD_PARSER(parse_probe)
+CMD_PARSER(cmd_parse_probe)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
@@ -78,7 +78,7 @@ CMD_PARSER(parse_probe)
 
 	r->count = PROBE_COUNT_DEFAULT;
 	r->interval_ms = PROBE_INTERVAL_DEFAULT;
-	while ((o = next_opt(io, req, argc, argv, opts)) != -1) {
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) != -1) {
 		switch (o) {
 		case 't':
 			to = optarg;
@@ -91,7 +91,7 @@ CMD_PARSER(parse_probe)
 				return AGENT_EXIT_USAGE;
 			break;
 		case 'p':
-			if (parse_u32_arg(io, "--plane", optarg, MRC_MAX_PLANES_ABI,
+			if (cmd_parse_u32_arg(io, "--plane", optarg, MRC_MAX_PLANES_ABI,
 					  &r->plane))
 				return AGENT_EXIT_USAGE;
 			if (!r->plane)
@@ -99,13 +99,13 @@ CMD_PARSER(parse_probe)
 						   MRC_MAX_PLANES_ABI);
 			break;
 		case 'n':
-			if (parse_u32_arg(io, "--count", optarg, PE_JOB_MAX_COUNT, &r->count))
+			if (cmd_parse_u32_arg(io, "--count", optarg, PE_JOB_MAX_COUNT, &r->count))
 				return AGENT_EXIT_USAGE;
 			if (!r->count)
 				return usage_error(io, "--count: at least 1 probe");
 			break;
 		case 'i':
-			if (parse_u32_arg(io, "--interval-ms", optarg, PROBE_INTERVAL_MAX,
+			if (cmd_parse_u32_arg(io, "--interval-ms", optarg, PROBE_INTERVAL_MAX,
 					  &r->interval_ms))
 				return AGENT_EXIT_USAGE;
 			break;
@@ -113,7 +113,7 @@ CMD_PARSER(parse_probe)
 			return AGENT_EXIT_USAGE;
 		}
 	}
-	if (no_positionals(io, argc, argv))
+	if (cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	if (!to)
 		return usage_error(io, "--to HOST is required (the peer's address on "

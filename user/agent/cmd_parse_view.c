@@ -6,25 +6,25 @@
 #include "agent/cmd_parse.h"
 
 /* status, stats, qp list, doctor: --json at most. */
-CMD_PARSER(parse_no_args)
+CMD_PARSER(cmd_parse_no_args)
 {
 	static const struct option opts[] = { COMMON_OPTS, {} };
 
-	if (next_opt(io, req, argc, argv, opts) != -1 || no_positionals(io, argc, argv))
+	if (cmd_next_opt(io, req, argc, argv, opts) != -1 || cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	return 0;
 }
 
-CMD_PARSER(parse_qp_show)
+CMD_PARSER(cmd_parse_qp_show)
 {
 	static const struct option opts[] = { COMMON_OPTS, {} };
 
-	if (next_opt(io, req, argc, argv, opts) != -1)
+	if (cmd_next_opt(io, req, argc, argv, opts) != -1)
 		return AGENT_EXIT_USAGE;
 	if (optind >= argc)
 		return usage_error(io, "which QP? (mrcctl qp show N)");
-	if (parse_qpn(io, argv[optind++], &req->u.qp.qpn) ||
-	    no_positionals(io, argc, argv))
+	if (cmd_parse_qpn(io, argv[optind++], &req->u.qp.qpn) ||
+	    cmd_no_positionals(io, argc, argv))
 		return AGENT_EXIT_USAGE;
 	return 0;
 }

@@ -96,38 +96,38 @@ int cmd_usage_error(FILE *f, const char *name, const char *fmt, ...)
  * mrcctl itself (mrcctl/local.c); both parse with `parse`.
  */
 static const struct cmd_spec commands[] = {
-	{ "status", CMD_STATUS, CMD_IN_MRCD, parse_no_args,
+	{ "status", CMD_STATUS, CMD_IN_MRCD, cmd_parse_no_args,
 	  "[--json]",
 	  "Planes (addresses, XDP mode, XDP and TC program ids), QPs by state and\n"
 	  "the XDP drop counters." },
-	{ "stats", CMD_STATS, CMD_IN_MRCD, parse_no_args,
+	{ "stats", CMD_STATS, CMD_IN_MRCD, cmd_parse_no_args,
 	  "[--json]",
 	  "XDP drop counters, and the counters of every QP summed over CPUs." },
-	{ "qp list", CMD_QP_LIST, CMD_IN_MRCD, parse_no_args,
+	{ "qp list", CMD_QP_LIST, CMD_IN_MRCD, cmd_parse_no_args,
 	  "[--json]",
 	  "QPs not in RESET: state, owner pid, remote QP and addresses, EV counts\n"
 	  "(active GOOD/SKIP, all ASSUMED_BAD/DENIED, usable backups), send and\n"
 	  "receive PSNs, the main counters and the congestion window (CWND: bytes,\n"
 	  "'-' without a window, 'off' with algorithm none)." },
-	{ "qp show", CMD_QP_SHOW, CMD_IN_MRCD, parse_qp_show,
+	{ "qp show", CMD_QP_SHOW, CMD_IN_MRCD, cmd_parse_qp_show,
 	  "N [--json]",
 	  "One QP (N is its QP number), with all its counters and its congestion\n"
 	  "window: algorithm, cwnd, bytes in flight, base and smallest RTT, RTT p50\n"
 	  "and p99 (upper bucket edges), average delay and target, how often it was\n"
 	  "cut (md), grew fast, quick-adapted (qa), saw trims and losses, bytes\n"
 	  "acked, and the parameters it runs with; 'none (no window)' without one." },
-	{ "ev list", CMD_EV_LIST, CMD_IN_MRCD, parse_ev_list,
+	{ "ev list", CMD_EV_LIST, CMD_IN_MRCD, cmd_parse_ev_list,
 	  "--qp N [--json]",
 	  "The EV table of QP N: index, EV, plane, state, active or backup, and\n"
 	  "per-EV packets, bytes, acks, ECN marks, trims, losses and mean RTT." },
-	{ "ev deny", CMD_EV_DENY, CMD_IN_MRCD, parse_ev_select,
+	{ "ev deny", CMD_EV_DENY, CMD_IN_MRCD, cmd_parse_ev_select,
 	  "--qp N (--ev HEX[,HEX..] | --plane P | --index I[,I..]) [--json]",
 	  "Take EVs out of service: their state becomes DENIED, which only\n"
 	  "'mrcctl ev allow' undoes. --ev picks every entry with that EV." },
-	{ "ev allow", CMD_EV_ALLOW, CMD_IN_MRCD, parse_ev_select,
+	{ "ev allow", CMD_EV_ALLOW, CMD_IN_MRCD, cmd_parse_ev_select,
 	  "--qp N (--ev HEX[,HEX..] | --plane P | --index I[,I..]) [--json]",
 	  "Put DENIED EVs back in service (state GOOD); other states are left alone." },
-	{ "ev expand", CMD_EV_EXPAND, CMD_IN_MRCCTL, parse_ev_expand,
+	{ "ev expand", CMD_EV_EXPAND, CMD_IN_MRCCTL, cmd_parse_ev_expand,
 	  "--fmt-fields W[,W..] --field SPEC [--field SPEC]... --ev HEX [HEX...] [--json]",
 	  "Expand compact EVs into wire EVs with a GENERATED layout, computed here\n"
 	  "(no mrcd needed). SPEC is width=W,init=X,min=X,max=X,mask=X (width\n"
@@ -136,7 +136,7 @@ static const struct cmd_spec commands[] = {
 	  "Example: mrcctl ev expand --fmt-fields 16,16 \\\n"
 	  "    --field width=16,init=0x8207,mask=0x0f0a \\\n"
 	  "    --field width=12,init=0x0f0,mask=0x813 --ev 0x2d6" },
-	{ "events", CMD_EVENTS, CMD_IN_MRCD, parse_events,
+	{ "events", CMD_EVENTS, CMD_IN_MRCD, cmd_parse_events,
 	  "[--all] [--no-follow] [--count N] [--json]",
 	  "EV state changes (GOOD <-> ASSUMED_BAD) as mrcd records them, one line\n"
 	  "each: time in ms since mrcd started, QP, profile, entry, EV, plane,\n"
@@ -148,7 +148,7 @@ static const struct cmd_spec commands[] = {
 	  "  --count N    exit after N events\n"
 	  "  --json       one JSON object per line (seq, time_ns, qpn, profile,\n"
 	  "               idx, ev, plane, state, prev_state, reason, psn, dropped)" },
-	{ "probe", CMD_PROBE, CMD_IN_MRCD, parse_probe,
+	{ "probe", CMD_PROBE, CMD_IN_MRCD, cmd_parse_probe,
 	  "--to HOST --ev VALUE --plane P [--count N] [--interval-ms MS] [--json]",
 	  "Send EV probes from plane P to HOST (the peer's address on that plane,\n"
 	  "IPv4 or IPv6, or a name) with EV VALUE (1..65535, decimal or 0x-hex: a\n"
@@ -157,7 +157,7 @@ static const struct cmd_spec commands[] = {
 	  "peer's XDP answers. Prints the round-trip time of each probe (and the\n"
 	  "responder's service time), then a summary. --count 1..1000 (default 3).\n"
 	  "Exit status 1 when no probe was answered." },
-	{ "doctor", CMD_DOCTOR, CMD_IN_MRCCTL, parse_no_args,
+	{ "doctor", CMD_DOCTOR, CMD_IN_MRCCTL, cmd_parse_no_args,
 	  "[--json]",
 	  "Check this host for what MRC-XDP needs, computed here (no mrcd needed):\n"
 	  "kernel BTF, bpffs, libbpf and libxdp, privileges, whether mrcd answers,\n"
@@ -165,45 +165,45 @@ static const struct cmd_spec commands[] = {
 	  "and TC egress filter attached) and tracefs. One line per check,\n"
 	  "'ok|WARN|FAIL  NAME: DETAIL', and a 'fix:' line under each WARN and\n"
 	  "FAIL. Exit status 1 when a check failed." },
-	{ "profile ev create", CMD_PROFILE_EV_CREATE, CMD_IN_MRCD, parse_profile_ev_create,
+	{ "profile ev create", CMD_PROFILE_EV_CREATE, CMD_IN_MRCD, cmd_parse_profile_ev_create,
 	  "ID --type explicit|generated|auto [--format udp|stev] [--count N]\n"
 	  "                  [--min-active N] [--backups N] [--json]",
 	  "Create EV profile ID (0..63) in state INIT.\n" EV_PROFILE_OPTS },
-	{ "profile ev set", CMD_PROFILE_EV_SET, CMD_IN_MRCD, parse_profile_ev_set,
+	{ "profile ev set", CMD_PROFILE_EV_SET, CMD_IN_MRCD, cmd_parse_profile_ev_set,
 	  "ID [--format udp|stev] [--fmt-fields W,W..] [--field SPEC]...\n"
 	  "                  [--ev EV[@PLANE][,...]] [--event-mask X] [--count N]\n"
 	  "                  [--min-active N] [--backups N] [--json]",
 	  "Change a profile that is not ONLINE (--event-mask may change any time).\n"
 	  "--field replaces all fields (GENERATED), --ev the EV list (EXPLICIT;\n"
 	  "EVs in hex, PLANE 0 or absent = spread over the planes).\n" EV_PROFILE_OPTS },
-	{ "profile ev online", CMD_PROFILE_EV_ONLINE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile ev online", CMD_PROFILE_EV_ONLINE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "Validate the profile and make it usable by QPs (from OFFLINE)." },
-	{ "profile ev offline", CMD_PROFILE_EV_OFFLINE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile ev offline", CMD_PROFILE_EV_OFFLINE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "INIT -> OFFLINE (ready to go online), or ONLINE -> OFFLINE to edit it." },
-	{ "profile ev show", CMD_PROFILE_EV_SHOW, CMD_IN_MRCD, parse_profile_show,
+	{ "profile ev show", CMD_PROFILE_EV_SHOW, CMD_IN_MRCD, cmd_parse_profile_show,
 	  "[ID] [--json]",
 	  "One EV profile, or all of them." },
-	{ "profile ev delete", CMD_PROFILE_EV_DELETE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile ev delete", CMD_PROFILE_EV_DELETE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "Delete an EV profile that is not ONLINE." },
-	{ "profile cc create", CMD_PROFILE_CC_CREATE, CMD_IN_MRCD, parse_profile_cc_create,
+	{ "profile cc create", CMD_PROFILE_CC_CREATE, CMD_IN_MRCD, cmd_parse_profile_cc_create,
 	  "ID " CC_PROFILE_SYNOPSIS,
 	  "Create CC profile ID (0..63) in state INIT. Defaults: algo nscc, gamma 0.8,\n"
 	  "max-md-jump 0.5, qa-gate 3, quick adapt on; every other parameter 0 =\n"
 	  "derived when a QP connects, from the base RTT, the planes' speed and the\n"
 	  "MTU (what they come to: 'profile cc show ID --derive --mtu BYTES').\n" CC_PROFILE_OPTS },
-	{ "profile cc set", CMD_PROFILE_CC_SET, CMD_IN_MRCD, parse_profile_cc_set,
+	{ "profile cc set", CMD_PROFILE_CC_SET, CMD_IN_MRCD, cmd_parse_profile_cc_set,
 	  "ID " CC_PROFILE_SYNOPSIS,
 	  "Change a CC profile that is not ONLINE.\n" CC_PROFILE_OPTS },
-	{ "profile cc online", CMD_PROFILE_CC_ONLINE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile cc online", CMD_PROFILE_CC_ONLINE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "Check the parameters and make the profile usable (from OFFLINE)." },
-	{ "profile cc offline", CMD_PROFILE_CC_OFFLINE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile cc offline", CMD_PROFILE_CC_OFFLINE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "INIT -> OFFLINE, or ONLINE -> OFFLINE to edit it." },
-	{ "profile cc show", CMD_PROFILE_CC_SHOW, CMD_IN_MRCD, parse_profile_cc_show,
+	{ "profile cc show", CMD_PROFILE_CC_SHOW, CMD_IN_MRCD, cmd_parse_profile_cc_show,
 	  "[ID] [--derive --mtu BYTES [--planes N] [--link-mbps N]] [--json]",
 	  "One CC profile, or all of them; every parameter, '(derived: ...)' for 0.\n"
 	  "  --derive         also the parameters a window would run with: what\n"
@@ -213,7 +213,7 @@ static const struct cmd_spec commands[] = {
 	  "                   plane addresses of its peer)\n"
 	  "  --link-mbps N    one plane's speed (default: the profile's link-mbps,\n"
 	  "                   else the slowest plane device's speed)" },
-	{ "profile cc delete", CMD_PROFILE_CC_DELETE, CMD_IN_MRCD, parse_profile_id_only,
+	{ "profile cc delete", CMD_PROFILE_CC_DELETE, CMD_IN_MRCD, cmd_parse_profile_id_only,
 	  "ID [--json]",
 	  "Delete a CC profile that is not ONLINE." },
 };
@@ -382,7 +382,7 @@ bool cmd_parse(int argc, char **argv, FILE *out, FILE *err,
 	snprintf(req->name, sizeof(req->name), "mrcctl %s", cmd->path);
 	io.name = req->name;
 	/* getopt wants the program name first: the command's words stand in. */
-	opt_start();
+	cmd_opt_start();
 	*status = cmd->parse(&io, argc - best + 1, argv + best - 1, req);
 	return *status == 0;
 }
