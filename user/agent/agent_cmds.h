@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * The mrcctl commands: parsing, help, and execution against the pinned
- * maps. One implementation serves both ends:
- *
- *   - mrcctl runs it with env->dry_run set: usage errors and --help are
- *     answered on the spot (no agent needed), and so is `ev expand`,
- *     which is pure computation; everything else is forwarded to mrcd;
- *   - mrcd runs it for real on what mrcctl forwarded, with its own map
- *     fds and what it knows about its planes.
+ * mrcd's side of the mrcctl commands: what mrcd knows (its maps, planes,
+ * event log and probing) and the one call that runs a command mrcctl
+ * sent. The commands themselves are a table (cmd_table.h) whose parsers
+ * turn argv into a typed request, and executors (cmd_exec.h) that run a
+ * request against the maps; mrcctl parses, mrcd parses again what it
+ * receives and executes.
  *
  * Exit statuses: 0 success, 1 failure, 2 usage error. Text goes to `out`,
  * errors to `err`; with --json, `out` gets exactly one JSON document.
@@ -24,9 +22,8 @@
 #include "agent/ev_events.h"
 #include "agent/probe_engine.h"
 
-#define AGENT_EXIT_OK		0
-#define AGENT_EXIT_FAIL		1
-#define AGENT_EXIT_USAGE	2
+/* AGENT_EXIT_OK, AGENT_EXIT_FAIL, AGENT_EXIT_USAGE */
+#include "agent/cmd_table.h"
 
 /* What mrcd knows about a plane beyond the mrc_planes map. */
 struct agent_plane_info {
@@ -71,13 +68,11 @@ struct agent_stream {
 };
 
 struct agent_cmd_env {
-	bool dry_run;			/* mrcctl: check, help and local commands only */
 	const char *pin_dir;
 	int pid;			/* mrcd's */
 	unsigned int n_planes;
 	struct agent_plane_info planes[MRC_MAX_PLANES_ABI];
 	struct agent_maps maps;
-	/* mrcd only: */
 	struct mrc_qp_evs *ev_tables;	/* mmapped mrc_qp_evs (per-entry CAS) */
 	const struct ev_log *events;	/* the EV event log */
 	const struct pe_status *probing;	/* probing config, links, counters */
@@ -86,25 +81,12 @@ struct agent_cmd_env {
 
 /*
  * Run the command argv[0..argc-1] (the words after "mrcctl", e.g. "qp",
- * "show", "3", "--json"). Returns the exit status. With env->dry_run,
- * *done says the command was completed here (help, ev expand, or an
- * error) and must not be forwarded.
+ * "show", "3", "--json") as mrcctl sent it: parse it (a bad command gets
+ * the usage error mrcctl would have printed) and execute it. Returns the
+ * exit status; *done is always set (the command was answered in full).
+ * Commands mrcctl runs itself (ev expand, doctor) are refused.
  */
 int agent_cmd_run(const struct agent_cmd_env *env, int argc, char **argv,
 		  FILE *out, FILE *err, bool *done);
-
-/* The overview `mrcctl --help` prints. */
-void agent_cmd_usage(FILE *f);
-
-/*
- * mrcctl, before anything else: host names in arguments mrcd takes as
- * numeric addresses only (`probe --to HOST`) are resolved here, so the
- * agent never waits on a name server. argv entries may be replaced.
- * 0, or an exit status after a message on `err`.
- */
-int agent_cmd_resolve_names(int argc, char **argv, FILE *err);
-
-/* Whether the command is `events` (mrcctl: an interrupt is its normal end). */
-bool agent_cmd_is_events(int argc, char **argv);
 
 #endif

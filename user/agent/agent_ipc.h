@@ -12,7 +12,9 @@
  *
  *   request  one message: struct agent_req, then `argc` NUL-terminated
  *            arguments (the command line after "mrcctl [--pin-dir D]"),
- *            AGENT_REQ_MAX bytes at most.
+ *            AGENT_REQ_MAX bytes at most. mrcctl sends only what the
+ *            command table's parser accepted; mrcd parses it again with
+ *            the same parser (agent/cmd_table.h) before executing it.
  *   reply    any number of AGENT_MSG_OUT / AGENT_MSG_ERR messages (text
  *            for mrcctl's stdout / stderr, AGENT_MSG_MAX bytes at most
  *            each, AGENT_REPLY_MAX in total), then one AGENT_MSG_EXIT

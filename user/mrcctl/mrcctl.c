@@ -2,11 +2,13 @@
 /*
  * mrcctl: the operator's view of the MRC fast path of one host.
  *
- * Commands run inside mrcd, which owns the pinned maps: mrcctl checks the
- * command line (so usage errors and --help need no agent), sends it over
- * mrcd's Unix socket and prints what comes back, exiting with mrcd's
- * status. `ev expand` is pure computation and runs here. The protocol is
- * in lib/agent_ipc.h, the commands in lib/agent_cmds.c.
+ * mrcctl parses the command line with the command table (agent/cmd_table.h:
+ * usage errors and --help need no agent). The commands the table marks
+ * CMD_IN_MRCCTL (`ev expand`, pure computation, and `doctor`) run here
+ * (local.c); every other one runs inside mrcd, which owns the pinned
+ * maps: mrcctl sends the command line over mrcd's Unix socket and prints
+ * what comes back, exiting with mrcd's status. The protocol is in
+ * agent/agent_ipc.h, the executors in agent/cmd_exec*.c.
  *
  * `events` and `probe` stream: their output comes as mrcd has it, for as
  * long as it lasts. SIGINT or SIGTERM ends mrcctl quietly (status 0 for
@@ -17,12 +19,26 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent_cmds.h"
 #include "agent/agent_ipc.h"
+#include "agent/cmd_table.h"
+#include "mrcctl/mrcctl.h"
+
+void mrcctl_log(const char *cmd, const char *fmt, ...)
+{
+	char name[64];
+	va_list ap;
+
+	snprintf(name, sizeof(name), "mrcctl%s%s", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	cmd_vmsg(stderr, name, fmt, ap);
+	va_end(ap);
+}
 
 struct global_opts {
 	const char *pin_dir;
@@ -39,7 +55,7 @@ static int parse_global(int argc, char **argv, struct global_opts *g)
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--pin-dir")) {
 			if (++i >= argc) {
-				fprintf(stderr, "mrcctl: --pin-dir needs a value\n");
+				mrcctl_log(NULL, "--pin-dir needs a value");
 				return AGENT_EXIT_USAGE;
 			}
 			g->pin_dir = argv[i];
@@ -48,17 +64,17 @@ static int parse_global(int argc, char **argv, struct global_opts *g)
 		} else if (!strcmp(argv[i], "--json")) {
 			g->json = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			agent_cmd_usage(stdout);
+			cmd_usage_overview(stdout);
 			exit(0);
 		} else {
-			fprintf(stderr, "mrcctl: unknown option '%s'\ntry 'mrcctl --help'\n",
-				argv[i]);
+			mrcctl_log(NULL, "unknown option '%s'\ntry 'mrcctl --help'",
+				   argv[i]);
 			return AGENT_EXIT_USAGE;
 		}
 	}
 	if (i >= argc) {
-		fprintf(stderr, "mrcctl: which command?\n");
-		agent_cmd_usage(stderr);
+		mrcctl_log(NULL, "which command?");
+		cmd_usage_overview(stderr);
 		return AGENT_EXIT_USAGE;
 	}
 	g->first_word = i;
@@ -89,12 +105,14 @@ static void catch_signals(void)
 
 static void not_running(const char *pin_dir, bool default_dir)
 {
-	fprintf(stderr, "mrcctl: mrcd is not running for %s: start it with "
-		"mrcd --planes IF[,IF...]%s%s\n", pin_dir,
-		default_dir ? "" : " --pin-dir ", default_dir ? "" : pin_dir);
+	mrcctl_log(NULL, "mrcd is not running for %s: start it with "
+		   "mrcd --planes IF[,IF...]%s%s", pin_dir,
+		   default_dir ? "" : " --pin-dir ", default_dir ? "" : pin_dir);
 }
 
-static int forward(const struct global_opts *g, int argc, char **argv)
+/* The command in mrcd: its output, its exit status. */
+static int forward(const struct global_opts *g, const struct cmd_req *req,
+		   int argc, char **argv)
 {
 	bool default_dir = !strcmp(g->pin_dir, AGENT_PIN_DIR_DEFAULT);
 	enum agent_call_result res;
@@ -114,19 +132,19 @@ static int forward(const struct global_opts *g, int argc, char **argv)
 	case AGENT_CALL_OK:
 		return status;
 	case AGENT_CALL_INTERRUPTED:
-		return agent_cmd_is_events(argc, argv) ? 0 : EXIT_INTERRUPTED;
+		return req->id == CMD_EVENTS ? 0 : EXIT_INTERRUPTED;
 	case AGENT_CALL_OUTPUT_CLOSED:
 		return 0;
 	case AGENT_CALL_NOT_RUNNING:
 		not_running(paths.pin_dir, default_dir);
 		break;
 	case AGENT_CALL_TIMEOUT:
-		fprintf(stderr, "mrcctl: mrcd is not answering (%s, %d s): is it stopped "
-			"or stuck? (its socket: %s)\n", paths.pin_dir,
-			AGENT_TIMEOUT_MS / 1000, paths.sock_path);
+		mrcctl_log(NULL, "mrcd is not answering (%s, %d s): is it stopped "
+			   "or stuck? (its socket: %s)", paths.pin_dir,
+			   AGENT_TIMEOUT_MS / 1000, paths.sock_path);
 		break;
 	case AGENT_CALL_FAILED:
-		fprintf(stderr, "mrcctl: %s\n", err);
+		mrcctl_log(NULL, "%s", err);
 		break;
 	}
 	return AGENT_EXIT_FAIL;
@@ -147,35 +165,39 @@ static void command_args(int argc, char **argv, const struct global_opts *g,
 
 int main(int argc, char **argv)
 {
-	struct agent_cmd_env check = { .dry_run = true };
 	struct global_opts g = {};
+	struct cmd_req *req;
 	char **args;
 	int n, rc;
-	bool done = false;
 
 	rc = parse_global(argc, argv, &g);
 	if (rc)
 		return rc;
 	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "mrcctl: out of memory\n");
+	req = malloc(sizeof(*req));
+	if (!args || !req) {
+		mrcctl_log(NULL, "out of memory");
+		free(args);
+		free(req);
 		return AGENT_EXIT_FAIL;
 	}
-	check.pin_dir = g.pin_dir;
 	catch_signals();
 	/* mrcd takes addresses only: names are looked up here. */
-	rc = agent_cmd_resolve_names(argc - g.first_word, argv + g.first_word, stderr);
-	if (rc) {
-		free(args);
-		return rc;
-	}
+	rc = resolve_names(argc - g.first_word, argv + g.first_word);
+	if (rc)
+		goto out;
 	command_args(argc, argv, &g, args, &n);
-	rc = agent_cmd_run(&check, n, args, stdout, stderr, &done);
-	if (!rc && !done) {
-		/* The check reordered args (getopt does): send them as typed. */
+	if (!cmd_parse(n, args, stdout, stderr, req, &rc))
+		goto out;	/* --help, or a usage error */
+	if (cmd_spec_of(req->id)->where == CMD_IN_MRCCTL) {
+		rc = local_exec(req, g.pin_dir, stdout, stderr);
+	} else {
+		/* Parsing reordered args (getopt does): send them as typed. */
 		command_args(argc, argv, &g, args, &n);
-		rc = forward(&g, n, args);
+		rc = forward(&g, req, n, args);
 	}
+out:
+	free(req);
 	free(args);
 	return rc;
 }
