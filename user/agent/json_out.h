@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * JSON output shared by mrcctl/mrcd (agent_cmds.c, doctor.c) and mrc-perf:
+ * JSON output shared by mrcctl/mrcd (cmd_exec_*.c, doctor.c) and mrc-perf:
  * one string writer, so every tool escapes the same way.
  */
 #ifndef MRC_JSON_OUT_H
