@@ -26,12 +26,18 @@
  *         control packets have DSCP 0), TTL / hop limit 64, lengths for
  *         the 24-byte UDP payload, IPv4 header checksum recomputed
  *   UDP   length 32, full checksum (pseudo-header included) recomputed
- *
- * Included by bpf/mrc.bpf.c right before handle_data(), after struct
- * mrc_pkt, ctl_stats() and count_qp_drop(); not a stand-alone header.
  */
 #ifndef MRC_BPF_TRIM_NACK_H
 #define MRC_BPF_TRIM_NACK_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+#include "parsing.h"
+#include "mrc/stats.h"
+#include "mrc/parse.h"
+#include "mrc/xdp_rewrite.h"
 
 /* handle_data() goes on with the packet: it is not a trimmed header. */
 #define TRIM_NOT_TRIMMED	(-1)
@@ -45,9 +51,6 @@ struct trim_nack {
 };
 
 #define TRIM_NACK_UDP_LEN	(sizeof(struct udphdr) + sizeof(struct trim_nack))
-
-/* Defined with the endpoint control code of mrc.bpf.c (EV probes). */
-static __always_inline int reflect_frame(struct mrc_pkt *p);
 
 /* What the NACK needs from the data header, read before the frame shrinks. */
 struct trim_info {
@@ -147,6 +150,7 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum;
 	__u32 l4_off, new_len;
 	void *data, *end;
+	struct xdp_md *xdp = p->ctx;
 	int ret, delta;
 
 	ret = trimmed_header(p, &ti);
@@ -164,10 +168,10 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	/* Shrink to eth + IP + UDP + BTH + NACK; every packet pointer dies. */
 	new_len = l4_off + TRIM_NACK_UDP_LEN;
 	delta = (int)new_len - (int)(p->end - p->data);
-	if (delta > 0 || (delta && bpf_xdp_adjust_tail(p->xdp, delta)))
+	if (delta > 0 || (delta && bpf_xdp_adjust_tail(xdp, delta)))
 		return count_qp_drop(slot, MRC_DROP_MALFORMED);
-	data = (void *)(long)p->xdp->data;
-	end = (void *)(long)p->xdp->data_end;
+	data = (void *)(long)xdp->data;
+	end = (void *)(long)xdp->data_end;
 
 	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr)) {
 		struct iphdr *ip = data + sizeof(struct ethhdr);
