@@ -124,7 +124,7 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 					     __u32 qpn, __u32 una)
 {
 	struct mrc_event evt = { .type = MRC_EVT_COMPLETION, .qpn = qpn };
-	struct mrc_qp_stats *st = qp_stats(qpn - 1);
+	struct mrc_qp_stats *st = qp_stats(mrc_qpn_to_slot(qpn));
 
 	for (int i = 0; i < MRC_COMPL_BURST; i++) {
 		__u32 head = READ_ONCE(tx->wr_head);
@@ -174,6 +174,7 @@ ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 static __always_inline int handle_sack(struct mrc_pkt *p)
 {
 	struct mrc_sackh *sh = (void *)(p->bth + 1);
+	__u32 slot = mrc_qpn_to_slot(p->qpn);
 	struct mrc_qp_info *info = NULL;
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
@@ -187,13 +188,13 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 		return count_drop(MRC_DROP_MALFORMED);
 	tx = ack_target(p, &info, &reason);
 	if (!tx || !info)
-		return p->qpn && p->qpn <= MRC_MAX_QPS ?
-			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
+		return mrc_qpn_valid(p->qpn) ?
+			count_qp_drop(slot, reason) : count_drop(reason);
 
 	old_una = READ_ONCE(tx->snd_una);
 	reason = ack_cumulative(tx, bpf_ntohl(sh->cack), &una);
 	if (reason)
-		return count_qp_drop(p->qpn - 1, reason);
+		return count_qp_drop(slot, reason);
 
 	bits = (__u64)bpf_ntohl(sh->bitmap_hi) << 32 | bpf_ntohl(sh->bitmap_lo);
 	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
@@ -204,11 +205,11 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	top = base + fls64(bits & window);
 	advance_u32(&tx->sack_max, top);
 
-	st = qp_stats(p->qpn - 1);
+	st = qp_stats(slot);
 	if (st)
 		st->rx_sack++;
 	trig_psn = mrc_psn_extend(una, p->psn);
-	rtt = sack_feedback(tx, p->qpn - 1, trig_psn, sh->m, sh->hold);
+	rtt = sack_feedback(tx, slot, trig_psn, sh->m, sh->hold);
 	/*
 	 * The window hears of the acks before the loss scan, and of losses
 	 * after it, so nothing has to live across the scan's stack frames.
@@ -217,7 +218,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 		  (sh->m & 3) == MRC_M_SKIP_ONCE ? CC_ECN : 0);
 	/* cack + 1 of this SACK is missing, or its cack would be past it. */
 	lost = report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
-			     sent_record(p->qpn - 1, trig_psn), base, window & ~bits);
+			     sent_record(slot, trig_psn), base, window & ~bits);
 	if (lost)
 		cc_update(info, p->qpn, una, una, 0, 0, 0, lost, 0);
 	emit_completions(tx, info, p->qpn, una);
@@ -232,6 +233,7 @@ static __always_inline int nack_is_fatal(__u8 reason)
 static __always_inline int handle_nack(struct mrc_pkt *p)
 {
 	struct mrc_nackh *nh = (void *)(p->bth + 1);
+	__u32 slot = mrc_qpn_to_slot(p->qpn);
 	struct mrc_qp_info *info = NULL;
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
@@ -244,20 +246,20 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		return count_drop(MRC_DROP_MALFORMED);
 	tx = ack_target(p, &info, &reason);
 	if (!tx || !info)
-		return p->qpn && p->qpn <= MRC_MAX_QPS ?
-			count_qp_drop(p->qpn - 1, reason) : count_drop(reason);
+		return mrc_qpn_valid(p->qpn) ?
+			count_qp_drop(slot, reason) : count_drop(reason);
 
 	old_una = READ_ONCE(tx->snd_una);
 	reason = ack_cumulative(tx, bpf_ntohl(nh->cack), &una);
 	if (reason)
-		return count_qp_drop(p->qpn - 1, reason);
+		return count_qp_drop(slot, reason);
 	psn = mrc_psn_extend(una, p->psn);
 	if (!mrc_psn_before(psn, READ_ONCE(tx->snd_nxt)))
-		return count_qp_drop(p->qpn - 1, MRC_DROP_BAD_ACK);
+		return count_qp_drop(slot, MRC_DROP_BAD_ACK);
 	if (!nack_is_fatal(nh->reason) && mrc_psn_before(psn, una))
-		return count_qp_drop(p->qpn - 1, MRC_DROP_STALE_ACK);
+		return count_qp_drop(slot, MRC_DROP_STALE_ACK);
 
-	st = qp_stats(p->qpn - 1);
+	st = qp_stats(slot);
 	if (st)
 		st->rx_nack++;
 	evt.qpn = p->qpn;
@@ -280,18 +282,18 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	if (st)
 		st->losses++;
 	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP) {
-		trim_feedback(p->qpn - 1, psn, nh->reason);
+		trim_feedback(slot, psn, nh->reason);
 		trimmed = 1;
 	}
 	cc_update(info, p->qpn, old_una, una, 0, 0, trimmed, 0,
 		  nh->reason == MRC_NACK_TRIMMED_LASTHOP ? CC_LAST_HOP : 0);
 	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
-		struct mrc_send_rec *rec = sent_record(p->qpn - 1, psn);
+		struct mrc_send_rec *rec = sent_record(slot, psn);
 
 		if (rec)
-			always_skip_ev(p->qpn - 1, rec->ev_idx, psn);
+			always_skip_ev(slot, rec->ev_idx, psn);
 	}
-	blame_loss(p->qpn - 1, psn, NULL, 0);
+	blame_loss(slot, psn, NULL, 0);
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */
 }

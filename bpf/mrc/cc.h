@@ -149,7 +149,7 @@ __noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts
 			     __u64 flags)
 {
 	__u32 slot = (__u32)(who >> 48) - 1, qpn = (__u32)who & MRC_QPN_MASK;
-	__u32 tx_slot = qpn - 1;
+	__u32 tx_slot = mrc_qpn_to_slot(qpn);
 	struct cc_input in = {
 		.rtt = rtt,
 		.acked = (__u32)(counts >> 32),

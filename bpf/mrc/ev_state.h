@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "mrc/abi.h"
+#include "mrc/ev_rules.h"
 #include "parsing.h"
 #include "mrc/maps.h"
 #include "mrc/stats.h"
@@ -21,16 +22,12 @@
 /*
  * EV state changes. plane, state and flags of an entry form one 32-bit
  * word that XDP, TC, libmrc and mrcd change only by compare-and-swap, so
- * no change undoes another (user/common/ev_state.c is the userspace twin).
+ * no change undoes another (user/common/ev_state.c applies the same
+ * rules, include/mrc/ev_rules.h, from userspace).
  * A CAS that keeps failing gives up after a few tries: the state is
  * advisory and the next SACK tries again.
  */
 #define EV_CAS_TRIES	4
-
-static __always_inline int ev_state_usable(__u8 state)
-{
-	return state == MRC_EV_GOOD || state == MRC_EV_SKIP;
-}
 
 struct backup_ctx {
 	struct mrc_qp_evs *evs;
@@ -44,18 +41,15 @@ static long activate_backup_step(__u32 j, void *data)
 {
 	struct backup_ctx *bc = data;
 	struct mrc_ev_entry *e;
-	__u32 w;
+	__u32 w, nw;
 
 	if (j >= bc->n)
 		return 1;
 	e = &bc->evs->ev[j & (MRC_MAX_EVS - 1)];
 	w = READ_ONCE(e->word);
-	if (MRC_EV_WORD_PLANE(w) != bc->plane ||
-	    MRC_EV_WORD_STATE(w) != MRC_EV_GOOD ||
-	    (MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE))
+	if (!mrc_ev_rule_activate_backup(w, bc->plane, &nw))
 		return 0;
-	if (__sync_val_compare_and_swap(&e->word, w,
-					w | (__u32)MRC_EV_F_ACTIVE << 24) != w)
+	if (__sync_val_compare_and_swap(&e->word, w, nw) != w)
 		return 0;	/* changed under us: look further */
 	bc->found = j + 1;
 	return 1;
@@ -79,23 +73,17 @@ static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
 					    __u32 idx)
 {
 	struct mrc_ev_entry *e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-	__u32 w = READ_ONCE(e->word), nw;
-	__u8 state;
+	__u32 w = READ_ONCE(e->word);
 
 	/* Late marks for an EV already retired must not retire another. */
-	if (!(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) ||
-	    !ev_state_usable(MRC_EV_WORD_STATE(w)))
+	if (!mrc_ev_in_rotation(w))
 		return;
 	if (activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
 		return;
 	for (int i = 0; i < EV_CAS_TRIES; i++) {
 		w = READ_ONCE(e->word);
-		state = MRC_EV_WORD_STATE(w);
-		if (state == MRC_EV_SKIP)
-			state = MRC_EV_GOOD;
-		nw = mrc_ev_word_with(w, state,
-				 MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_ACTIVE);
-		if (__sync_val_compare_and_swap(&e->word, w, nw) == w)
+		if (__sync_val_compare_and_swap(&e->word, w,
+						mrc_ev_rule_retire(w)) == w)
 			return;
 	}
 }
@@ -103,13 +91,10 @@ static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
 /* GOOD -> SKIP for one turn (ECN echo, mid-path trim). */
 static __always_inline void skip_once(struct mrc_ev_entry *e)
 {
-	__u32 w = READ_ONCE(e->word);
+	__u32 w = READ_ONCE(e->word), nw;
 
-	if (MRC_EV_WORD_STATE(w) != MRC_EV_GOOD)
-		return;
-	__sync_val_compare_and_swap(&e->word, w,
-				    mrc_ev_word_with(w, MRC_EV_SKIP,
-						MRC_EV_WORD_FLAGS(w)));
+	if (mrc_ev_rule_skip_once(w, &nw))
+		__sync_val_compare_and_swap(&e->word, w, nw);
 }
 
 /* Tell mrcd (ring mrc_ev_events); a full ring is counted, never waited on. */
@@ -121,7 +106,7 @@ static __always_inline void emit_ev_event(__u32 slot,
 	struct mrc_ctl_stats *cs = ctl_stats();
 	struct mrc_ev_event evt = {
 		.time_ns = bpf_ktime_get_ns(),
-		.qpn = slot + 1,
+		.qpn = mrc_slot_to_qpn(slot),
 		.ev = evs->ev[idx & (MRC_MAX_EVS - 1)].ev,
 		.idx = (__u16)idx,
 		.plane = MRC_EV_WORD_PLANE(word),
@@ -146,7 +131,7 @@ static __always_inline int reserve_down(struct mrc_qp_evs *evs, __u32 n)
 	for (int i = 0; i < EV_CAS_TRIES; i++) {
 		__u32 down = READ_ONCE(evs->n_down);
 
-		if (n < down + 1 || n - down - 1 < evs->min_active)
+		if (!mrc_ev_may_take_down(n, down, evs->min_active))
 			return -1;
 		if (__sync_val_compare_and_swap(&evs->n_down, down, down + 1) == down)
 			return 0;
@@ -174,7 +159,7 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 	if (n > MRC_MAX_EVS || idx >= n)
 		return 0;
 	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-	if (!ev_state_usable(MRC_EV_WORD_STATE(READ_ONCE(e->word))))
+	if (!mrc_ev_state_usable(MRC_EV_WORD_STATE(READ_ONCE(e->word))))
 		return 0;
 	if (reserve_down(evs, n)) {
 		cs = ctl_stats();
@@ -184,11 +169,8 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 	}
 	for (int i = 0; i < EV_CAS_TRIES; i++) {
 		w = READ_ONCE(e->word);
-		if (!ev_state_usable(MRC_EV_WORD_STATE(w)))
+		if (!mrc_ev_rule_demote(w, 0, &nw))
 			break;
-		nw = mrc_ev_word_with(w, MRC_EV_ASSUMED_BAD,
-				 MRC_EV_WORD_FLAGS(w) &
-				 ~(MRC_EV_F_ACTIVE | MRC_EV_F_OWED));
 		if (__sync_val_compare_and_swap(&e->word, w, nw) == w) {
 			done = 1;
 			break;
@@ -198,9 +180,10 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 		__sync_fetch_and_add(&evs->n_down, -1);
 		return 0;
 	}
-	if ((MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) &&
+	/* w is what the entry was: hand an active place over or keep it owed. */
+	if (mrc_ev_demotion_owes(w) &&
 	    activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
-		__sync_fetch_and_or(&e->word, (__u32)MRC_EV_F_OWED << 24);
+		__sync_fetch_and_or(&e->word, MRC_EV_WORD_FLAG(MRC_EV_F_OWED));
 	emit_ev_event(slot, evs, idx, nw, reason, psn, sent_ns);
 	return 1;
 }
@@ -247,7 +230,7 @@ static long demote_sibling_step(__u32 j, void *data)
 	w = READ_ONCE(sc->evs->ev[j & (MRC_MAX_EVS - 1)].word);
 	if (j == sc->skip || MRC_EV_WORD_PLANE(w) != sc->plane ||
 	    MRC_EV_WORD_PATH(w) != sc->path ||
-	    !ev_state_usable(MRC_EV_WORD_STATE(w)))
+	    !mrc_ev_state_usable(MRC_EV_WORD_STATE(w)))
 		return 0;
 	demote_ev(sc->slot, sc->evs, sc->n, j, MRC_EVR_SAME_PATH, sc->psn,
 		  sc->sent_ns);

@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "mrc/abi.h"
+#include "mrc/ev_rules.h"
 #include "parsing.h"
 #include "mrc/maps.h"
 #include "mrc/stats.h"
@@ -78,7 +79,7 @@ static __always_inline int overtaken(struct loss_ctx *lc,
 	 * resent without waiting for a trigger that plane cannot deliver.
 	 */
 	state = lc->evs ? READ_ONCE(lc->evs->ev[rec->ev_idx & (MRC_MAX_EVS - 1)].state) : 0;
-	if ((state == MRC_EV_ASSUMED_BAD || state == MRC_EV_DENIED) &&
+	if (mrc_ev_state_out_of_service(state) &&
 	    lc->trig_sent_ns > rec->sent_ns + lc->reorder_ns)
 		return 1;
 	if (rec->ev_idx == lc->trig_ev &&
@@ -103,7 +104,7 @@ static long loss_scan_step(__u32 i, void *data)
 		return 1;
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
-	rec = sent_record(lc->qpn - 1, psn);
+	rec = sent_record(mrc_qpn_to_slot(lc->qpn), psn);
 	if (!shown_missing(lc, psn) || (rec && !overtaken(lc, rec))) {
 		lc->to = psn;
 		return 1;
@@ -146,7 +147,7 @@ static long report_loss_step(__u32 i, void *data)
 		return 1;
 	if (bitmap_test(lc->tx->sacked, psn))
 		return 0;
-	ev = blame_loss(lc->qpn - 1, psn, lc->evs, lc->info->n_evs);
+	ev = blame_loss(mrc_qpn_to_slot(lc->qpn), psn, lc->evs, lc->info->n_evs);
 	emit_loss(lc->info, lc->qpn, psn, ev);
 	lc->reported++;
 	if (lc->st)
@@ -210,7 +211,7 @@ static __always_inline __u32 report_losses(struct mrc_tx_state *tx,
 {
 	__u32 sack_max = READ_ONCE(tx->sack_max);
 	__u32 mark = READ_ONCE(tx->loss_mark);
-	__u32 limit = sack_max - MRC_DUPTHRESH, slot = qpn - 1;
+	__u32 limit = sack_max - MRC_DUPTHRESH, slot = mrc_qpn_to_slot(qpn);
 	struct loss_ctx lc = { .tx = tx, .info = info, .qpn = qpn };
 
 	lc.from = mrc_psn_before(mark, una) ? una : mark;

@@ -159,9 +159,9 @@ static __always_inline struct mrc_qp_info *lookup_qp(__u32 qpn, __u32 *slot)
 {
 	struct mrc_qp_info *info;
 
-	if (qpn == 0 || qpn > MRC_MAX_QPS)
+	if (!mrc_qpn_valid(qpn))
 		return NULL;
-	*slot = qpn - 1;
+	*slot = mrc_qpn_to_slot(qpn);
 	info = bpf_map_lookup_elem(&mrc_qps, slot);
 	if (!info || info->state == MRC_QPS_RESET)
 		return NULL;

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "mrc/abi.h"
+#include "mrc/ev_rules.h"
 #include "parsing.h"
 #include "mrc/maps.h"
 #include "mrc/stats.h"
@@ -87,7 +88,7 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 		stride = 1;
 	for (int i = 0; i < NEXT_EV_TRIES; i++) {
 		struct mrc_ev_entry *e;
-		__u32 p, idx, w;
+		__u32 p, idx, w, nw;
 
 		if (i % NEXT_EV_SAME_PLANE == 0) {
 			pos = __sync_fetch_and_add(&evs->next, 1) % n;
@@ -106,13 +107,11 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 		w = READ_ONCE(e->word);
 		if (!(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE))
 			continue;
-		if (MRC_EV_WORD_STATE(w) == MRC_EV_SKIP) {
-			__sync_val_compare_and_swap(&e->word, w,
-				mrc_ev_word_with(w, MRC_EV_GOOD,
-					    MRC_EV_WORD_FLAGS(w)));
+		if (mrc_ev_rule_end_skip(w, &nw)) {
+			__sync_val_compare_and_swap(&e->word, w, nw);
 			continue;
 		}
-		if (MRC_EV_WORD_STATE(w) == MRC_EV_GOOD && (int)idx != avoid)
+		if (mrc_ev_carries(w) && (int)idx != avoid)
 			return (int)idx;
 	}
 	return -1;
