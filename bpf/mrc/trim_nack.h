@@ -13,8 +13,9 @@
  * The NACK keeps the data's UDP ports (source = the EV, destination = the
  * MRC port), like the answer to an EV probe, so it crosses the fabric on
  * the EV's return path and lands in the requester's XDP, which takes
- * every packet to the MRC port. Its fields are what libmrc's send_nack()
- * writes (user/libmrc/recv.c), plus ts_echo:
+ * every packet to the MRC port. The BTH and NACK are built by
+ * mrc_wire_nack() (include/mrc/wire_build.h), the builder libmrc's own
+ * NACKs share, with these fields:
  *
  *   BTH   opcode NACK, pkey as the data had, dqpn = the peer's QP
  *         (mrc_qp_info.remote_qpn), PSN = the data's PSN, flags clear
@@ -34,6 +35,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "mrc/abi.h"
+#include "mrc/wire_build.h"
 #include "parsing.h"
 #include "mrc/stats.h"
 #include "mrc/parse.h"
@@ -44,19 +46,14 @@
 
 #define TRIM_NACK_TTL		64
 
-/* What follows the UDP header of the NACK: 24 bytes. */
-struct trim_nack {
-	struct mrc_bth bth;
-	struct mrc_nackh nh;
-};
-
-#define TRIM_NACK_UDP_LEN	(sizeof(struct udphdr) + sizeof(struct trim_nack))
+/* The NACK follows the UDP header: 24 bytes (struct mrc_nack_pkt). */
+#define TRIM_NACK_UDP_LEN	(sizeof(struct udphdr) + sizeof(struct mrc_nack_pkt))
 
 /* What the NACK needs from the data header, read before the frame shrinks. */
 struct trim_info {
 	__u32 sport;	/* UDP source port (the EV), host order */
-	__u16 pkey;	/* network order, as received */
-	__u16 ts_echo;	/* TSETH send_ts, network order; 0 without a TSETH */
+	__u16 pkey;	/* host order */
+	__u16 ts_echo;	/* TSETH send_ts, host order; 0 without a TSETH */
 	__u8 reason;	/* enum mrc_nack_reason */
 	__u8 lasthop;
 };
@@ -82,7 +79,7 @@ static __always_inline int trimmed_header(struct mrc_pkt *p,
 
 		if ((void *)(ts + 1) > p->end)
 			return -1;
-		ti->ts_echo = ts->send_ts;
+		ti->ts_echo = bpf_ntohs(ts->send_ts);
 		off += sizeof(*ts);
 	}
 	reth = (void *)p->bth + off;
@@ -91,7 +88,7 @@ static __always_inline int trimmed_header(struct mrc_pkt *p,
 	if (!reth->length)
 		return 0;
 	ti->sport = bpf_ntohs(p->udp->source);
-	ti->pkey = p->bth->pkey;
+	ti->pkey = bpf_ntohs(p->bth->pkey);
 	ti->lasthop = p->l4.tos >> 2 == MRC_DSCP_TRIMMED_LASTHOP;
 	ti->reason = ti->lasthop ? MRC_NACK_TRIMMED_LASTHOP : MRC_NACK_TRIMMED;
 	return 1;
@@ -117,21 +114,23 @@ static __always_inline __u16 trim_udp_csum(__u32 sum)
 	return c ? c : 0xffff;	/* 0 would mean "no checksum" */
 }
 
-static __always_inline void trim_fill_nack(struct trim_nack *n,
+static __always_inline void trim_fill_nack(struct mrc_nack_pkt *n,
 					   const struct trim_info *ti,
 					   __u32 remote_qpn, __u32 psn24,
 					   __u32 cack)
 {
-	n->bth.opcode = MRC_OP_NACK;
-	n->bth.flags0 = 0;
-	n->bth.pkey = ti->pkey;
-	n->bth.dqpn = bpf_htonl(remote_qpn & MRC_QPN_MASK);
-	n->bth.psn = bpf_htonl(psn24 & MRC_PSN_MASK);
-	n->nh.cack = bpf_htonl(cack & MRC_PSN_MASK);
-	n->nh.ev = bpf_htonl(ti->sport);
-	n->nh.reason = ti->reason;
-	n->nh.m = MRC_M_NONE;
-	n->nh.ts_echo = ti->ts_echo;
+	struct mrc_nack_fields f = {
+		.dqpn = remote_qpn,
+		.psn = psn24,
+		.cack = cack,
+		.ev = ti->sport,
+		.pkey = ti->pkey,
+		.ts_echo = ti->ts_echo,
+		.reason = ti->reason,
+		.m = MRC_M_NONE,
+	};
+
+	mrc_wire_nack(n, &f);
 }
 
 /*
@@ -146,7 +145,7 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	struct trim_info ti = {};
 	struct mrc_ctl_stats *cs;
 	struct udphdr *udp;
-	struct trim_nack *n;
+	struct mrc_nack_pkt *n;
 	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum;
 	__u32 l4_off, new_len;
 	void *data, *end;
