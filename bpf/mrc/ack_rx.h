@@ -60,12 +60,6 @@ static __always_inline int ack_cumulative(struct mrc_tx_state *tx,
 }
 
 /*
- * Record the selective acks of bitmap (bit i = PSN base + i). Bits below
- * snd_una and at or above snd_nxt are ignored: the ring slots of old PSNs
- * belong to future ones. Returns one past the highest PSN recorded, or
- * `base` when none.
- */
-/*
  * OR 64 bits starting at PSN `base` into a PSN ring bitmap; returns how
  * many of them were not set before (newly acked, for the window).
  */
@@ -88,7 +82,8 @@ static __always_inline __u32 ring_or64(__u64 *ring, __u32 base, __u64 bits)
 
 /*
  * The PSNs a SACK's bitmap speaks about: 64 from `base`, clipped to
- * [una, snd_nxt). Empty (0) when the window lies outside.
+ * [una, snd_nxt): the ring slots of older PSNs belong to newer ones
+ * already. Empty (0) when the window lies outside.
  */
 static __always_inline __u64 sack_window(struct mrc_tx_state *tx, __u32 base,
 					 __u32 una)
@@ -151,7 +146,7 @@ static __always_inline struct mrc_tx_state *
 ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 {
 	struct mrc_qp_info *info;
-	__u32 slot = 0, src[4];
+	__u32 slot = 0;
 
 	info = lookup_qp(p->qpn, &slot);
 	if (!info) {
@@ -162,8 +157,7 @@ ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 		*reason = MRC_DROP_QP_NOT_READY;
 		return NULL;
 	}
-	if (packet_addr(p, PKT_SRC, src) ||
-	    !is_peer_address(info, src)) {
+	if (!from_peer(p, info)) {
 		*reason = MRC_DROP_BAD_SOURCE;
 		return NULL;
 	}

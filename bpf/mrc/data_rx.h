@@ -89,7 +89,7 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 	struct mrc_qp_info *info;
 	struct mrc_rx_state *rx;
 	struct mrc_qp_stats *st;
-	__u32 slot = 0, src[4];
+	__u32 slot = 0;
 	int reason;
 
 	info = lookup_qp(p->qpn, &slot);
@@ -97,8 +97,7 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		return count_drop(MRC_DROP_UNKNOWN_QP);
 	if (info->state != MRC_QPS_RTR && info->state != MRC_QPS_RTS)
 		return count_qp_drop(slot, MRC_DROP_QP_NOT_READY);
-	if (packet_addr(p, PKT_SRC, src) ||
-	    !is_peer_address(info, src))
+	if (!from_peer(p, info))
 		return count_qp_drop(slot, MRC_DROP_BAD_SOURCE);
 
 	if (!is_probe) {

@@ -15,6 +15,7 @@
 #include "parsing.h"
 #include "mrc/maps.h"
 
+/* The UDP port of MRC: mrcd's setting, else the default. */
 static __always_inline __u16 mrc_port(void)
 {
 	__u32 zero = 0;
@@ -152,6 +153,15 @@ static __always_inline int is_peer_address(const struct mrc_qp_info *info,
 			return 1;
 	}
 	return 0;
+}
+
+/* Did the packet come from one of the QP's peer addresses? */
+static __always_inline int from_peer(const struct mrc_pkt *p,
+				     const struct mrc_qp_info *info)
+{
+	__u32 src[4];
+
+	return !packet_addr(p, PKT_SRC, src) && is_peer_address(info, src);
 }
 
 /* The QP a packet names, or NULL (counted) when it is not ours. */
