@@ -224,6 +224,33 @@ static __always_inline int nack_is_fatal(__u8 reason)
 	return reason == MRC_NACK_REMOTE_ACCESS || reason == MRC_NACK_UNEXP_EVENT;
 }
 
+/*
+ * What a NACK that is no fatal error says about the path of psn and the
+ * window: a trim is counted for the window (and a mid-path one penalises
+ * the EV), the receiver's ALWAYS_SKIP verdict demotes the EV, and the
+ * loss is counted on it.
+ */
+static __always_inline void nack_feedback(const struct mrc_qp_info *info,
+					  __u32 qpn, const struct mrc_nackh *nh,
+					  __u32 psn, __u32 old_una, __u32 una)
+{
+	__u32 slot = mrc_qpn_to_slot(qpn), trimmed = 0;
+
+	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP) {
+		trim_feedback(slot, psn, nh->reason);
+		trimmed = 1;
+	}
+	cc_update(info, qpn, old_una, una, 0, 0, trimmed, 0,
+		  nh->reason == MRC_NACK_TRIMMED_LASTHOP ? CC_LAST_HOP : 0);
+	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
+		struct mrc_send_rec *rec = sent_record(slot, psn);
+
+		if (rec)
+			always_skip_ev(slot, rec->ev_idx, psn);
+	}
+	blame_loss(slot, psn, NULL, 0);
+}
+
 static __always_inline int handle_nack(struct mrc_pkt *p)
 {
 	struct mrc_nackh *nh = (void *)(p->bth + 1);
@@ -232,7 +259,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
 	struct mrc_event evt = {};
-	__u32 una = 0, old_una, psn, trimmed = 0;
+	__u32 una = 0, old_una, psn;
 	int reason = MRC_DROP_UNKNOWN_QP;
 
 	if ((void *)(nh + 1) > p->end ||
@@ -275,19 +302,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	evt.type = MRC_EVT_LOSS;
 	if (st)
 		st->losses++;
-	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP) {
-		trim_feedback(slot, psn, nh->reason);
-		trimmed = 1;
-	}
-	cc_update(info, p->qpn, old_una, una, 0, 0, trimmed, 0,
-		  nh->reason == MRC_NACK_TRIMMED_LASTHOP ? CC_LAST_HOP : 0);
-	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
-		struct mrc_send_rec *rec = sent_record(slot, psn);
-
-		if (rec)
-			always_skip_ev(slot, rec->ev_idx, psn);
-	}
-	blame_loss(slot, psn, NULL, 0);
+	nack_feedback(info, p->qpn, nh, psn, old_una, una);
 	emit_event(info, &evt);
 	return XDP_DROP;	/* consumed */
 }

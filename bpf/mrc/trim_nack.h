@@ -134,6 +134,72 @@ static __always_inline void trim_fill_nack(struct mrc_nack_pkt *n,
 }
 
 /*
+ * The NACK's IPv4 header, in place: DSCP and ECN 0 (libmrc's control
+ * packets have DSCP 0), its length, TTL 64, header checksum recomputed.
+ * Returns the UDP header (NULL when the frame is too short for the NACK)
+ * and, in *sum, the pseudo-header's addresses.
+ */
+static __always_inline struct udphdr *trim_nack_ip4(void *data, void *end,
+						    __u32 *sum)
+{
+	struct iphdr *ip = data + sizeof(struct ethhdr);
+	struct udphdr *udp = (void *)(ip + 1);
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+
+	if ((void *)(n + 1) > end)
+		return NULL;
+	ip->tos = 0;
+	ip->tot_len = bpf_htons(sizeof(*ip) + TRIM_NACK_UDP_LEN);
+	ip->ttl = TRIM_NACK_TTL;
+	ip->check = 0;
+	ip->check = csum_fold32(trim_sum16(ip, sizeof(*ip) / 2));
+	/* Pseudo-header: addresses, protocol, UDP length. */
+	*sum = trim_sum16(&ip->saddr, 4);
+	return udp;
+}
+
+/* The same for IPv6: traffic class 0, payload length, hop limit 64. */
+static __always_inline struct udphdr *trim_nack_ip6(void *data, void *end,
+						    __u32 *sum)
+{
+	struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+	struct udphdr *udp = (void *)(ip6 + 1);
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+	__u8 *b = (__u8 *)ip6;
+
+	if ((void *)(n + 1) > end)
+		return NULL;
+	/* Traffic class 0, version and flow label kept. */
+	b[0] &= 0xf0;
+	b[1] &= 0x0f;
+	ip6->payload_len = bpf_htons(TRIM_NACK_UDP_LEN);
+	ip6->hop_limit = TRIM_NACK_TTL;
+	*sum = trim_sum16(&ip6->saddr, 16);
+	return udp;
+}
+
+/*
+ * The UDP header and the NACK behind it (the IP header's helper checked
+ * they fit), with the full UDP checksum: `sum` brings the pseudo-header's
+ * addresses.
+ */
+static __always_inline void trim_nack_udp(struct udphdr *udp,
+					  const struct trim_info *ti,
+					  __u32 remote_qpn, __u32 psn24,
+					  __u32 cack, __u32 sum)
+{
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+
+	/* Ports kept: source = the EV, destination = the MRC port. */
+	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
+	udp->check = 0;
+	trim_fill_nack(n, ti, remote_qpn, psn24, cack);
+	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
+	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
+	udp->check = trim_udp_csum(sum);
+}
+
+/*
  * The NACK of a trimmed DATA packet p of the QP at `slot`, which passed
  * the length and window checks: XDP_TX, or a counted drop when the frame
  * cannot be rebuilt; TRIM_NOT_TRIMMED when p is no trimmed header.
@@ -145,8 +211,7 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	struct trim_info ti = {};
 	struct mrc_ctl_stats *cs;
 	struct udphdr *udp;
-	struct mrc_nack_pkt *n;
-	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum;
+	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum = 0;
 	__u32 l4_off, new_len;
 	void *data, *end;
 	struct xdp_md *xdp = p->ctx;
@@ -172,42 +237,13 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	data = (void *)(long)xdp->data;
 	end = (void *)(long)xdp->data_end;
 
-	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr)) {
-		struct iphdr *ip = data + sizeof(struct ethhdr);
-
-		udp = (void *)(ip + 1);
-		n = (void *)(udp + 1);
-		if ((void *)(n + 1) > end)
-			return count_qp_drop(slot, MRC_DROP_MALFORMED);
-		ip->tos = 0;
-		ip->tot_len = bpf_htons(sizeof(*ip) + TRIM_NACK_UDP_LEN);
-		ip->ttl = TRIM_NACK_TTL;
-		ip->check = 0;
-		ip->check = csum_fold32(trim_sum16(ip, sizeof(*ip) / 2));
-		/* Pseudo-header: addresses, protocol, UDP length. */
-		sum = trim_sum16(&ip->saddr, 4);
-	} else {
-		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
-		__u8 *b = (__u8 *)ip6;
-
-		udp = (void *)(ip6 + 1);
-		n = (void *)(udp + 1);
-		if ((void *)(n + 1) > end)
-			return count_qp_drop(slot, MRC_DROP_MALFORMED);
-		/* Traffic class 0, version and flow label kept. */
-		b[0] &= 0xf0;
-		b[1] &= 0x0f;
-		ip6->payload_len = bpf_htons(TRIM_NACK_UDP_LEN);
-		ip6->hop_limit = TRIM_NACK_TTL;
-		sum = trim_sum16(&ip6->saddr, 16);
-	}
-	/* Ports kept: source = the EV, destination = the MRC port. */
-	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
-	udp->check = 0;
-	trim_fill_nack(n, &ti, remote_qpn, psn24, cack);
-	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
-	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
-	udp->check = trim_udp_csum(sum);
+	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr))
+		udp = trim_nack_ip4(data, end, &sum);
+	else
+		udp = trim_nack_ip6(data, end, &sum);
+	if (!udp)
+		return count_qp_drop(slot, MRC_DROP_MALFORMED);
+	trim_nack_udp(udp, &ti, remote_qpn, psn24, cack, sum);
 
 	cs = ctl_stats();
 	if (cs) {
