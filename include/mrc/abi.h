@@ -988,5 +988,25 @@ static inline int mrc_psn_before(__u32 a, __u32 b)
 	return (__s32)(a - b) < 0;
 }
 
+/*
+ * QP number <-> slot: QP numbers are 1..MRC_MAX_QPS (0 names no QP), and
+ * slot = qpn - 1 indexes every per-QP array (mrc_qps, mrc_rx, mrc_tx,
+ * mrc_qp_evs, ...). Convert only through these, so the rule lives here.
+ */
+static inline int mrc_qpn_valid(__u32 qpn)
+{
+	return qpn != 0 && qpn <= MRC_MAX_QPS;
+}
+
+static inline __u32 mrc_qpn_to_slot(__u32 qpn)
+{
+	return qpn - 1;
+}
+
+static inline __u32 mrc_slot_to_qpn(__u32 slot)
+{
+	return slot + 1;
+}
+
 
 #endif /* MRC_ABI_H */

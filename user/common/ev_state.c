@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * Userspace EV state changes; see ev_state.h. The counterpart of
- * demote_ev()/swap_for_backup() in bpf/mrc.bpf.c: keep the two in step.
+ * Userspace EV state changes; see ev_state.h. The rules are
+ * include/mrc/ev_rules.h, the very code the fast path runs
+ * (bpf/mrc/ev_state.h); this file only adds the compare-and-swap loops
+ * and the n_down budget around them.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -46,18 +48,13 @@ static int cas_word(struct mrc_ev_entry *e, uint32_t *old, uint32_t new)
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-static int state_usable(uint8_t state)
-{
-	return state == MRC_EV_GOOD || state == MRC_EV_SKIP;
-}
-
 /* Take one usable entry out of the budget, unless min_active forbids it. */
 static int reserve_down(struct mrc_qp_evs *evs, uint32_t n)
 {
 	uint32_t down = __atomic_load_n(&evs->n_down, __ATOMIC_ACQUIRE);
 
 	do {
-		if (n < down + 1 || n - down - 1 < evs->min_active)
+		if (!mrc_ev_may_take_down(n, down, evs->min_active))
 			return -1;
 	} while (!__atomic_compare_exchange_n(&evs->n_down, &down, down + 1, 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
@@ -79,12 +76,10 @@ static int activate_backup(struct mrc_qp_evs *evs, uint32_t n, uint16_t plane)
 {
 	for (uint32_t j = 0; j < n && j < MRC_MAX_EVS; j++) {
 		struct mrc_ev_entry *b = &evs->ev[j];
-		uint32_t w = load_word(b);
+		uint32_t w = load_word(b), nw;
 
-		while (MRC_EV_WORD_PLANE(w) == plane &&
-		       MRC_EV_WORD_STATE(w) == MRC_EV_GOOD &&
-		       !(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE)) {
-			if (cas_word(b, &w, w | (uint32_t)MRC_EV_F_ACTIVE << 24))
+		while (mrc_ev_rule_activate_backup(w, plane, &nw)) {
+			if (cas_word(b, &w, nw))
 				return 0;
 		}
 	}
@@ -96,29 +91,26 @@ enum ev_change ev_demote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx,
 {
 	struct mrc_ev_entry *e;
 	uint32_t w, nw;
-	uint8_t flags;
 
 	if (idx >= n || idx >= MRC_MAX_EVS)
 		return EV_UNCHANGED;
 	e = &evs->ev[idx];
-	if (!state_usable(MRC_EV_WORD_STATE(load_word(e))))
+	if (!mrc_ev_state_usable(MRC_EV_WORD_STATE(load_word(e))))
 		return EV_UNCHANGED;
 	if (reserve_down(evs, n))
 		return EV_REFUSED;
 	w = load_word(e);
 	do {
-		if (!state_usable(MRC_EV_WORD_STATE(w))) {
+		if (!mrc_ev_rule_demote(w, mark, &nw)) {
 			release_down(evs);
 			return EV_UNCHANGED;
 		}
-		flags = (MRC_EV_WORD_FLAGS(w) & ~(MRC_EV_F_ACTIVE | MRC_EV_F_OWED)) | mark;
-		nw = mrc_ev_word_with(w, MRC_EV_ASSUMED_BAD, flags);
 	} while (!cas_word(e, &w, nw));
 
 	/* w is what the entry was: hand an active place over or keep it owed. */
-	if ((MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE) &&
+	if (mrc_ev_demotion_owes(w) &&
 	    activate_backup(evs, n, MRC_EV_WORD_PLANE(w)))
-		__atomic_fetch_or(&e->word, (uint32_t)MRC_EV_F_OWED << 24,
+		__atomic_fetch_or(&e->word, MRC_EV_WORD_FLAG(MRC_EV_F_OWED),
 				  __ATOMIC_ACQ_REL);
 	return EV_CHANGED;
 }
@@ -127,19 +119,14 @@ enum ev_change ev_promote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 {
 	struct mrc_ev_entry *e;
 	uint32_t w, nw;
-	uint8_t flags;
 
 	if (idx >= n || idx >= MRC_MAX_EVS)
 		return EV_UNCHANGED;
 	e = &evs->ev[idx];
 	w = load_word(e);
 	do {
-		if (MRC_EV_WORD_STATE(w) != MRC_EV_ASSUMED_BAD)
+		if (!mrc_ev_rule_promote(w, &nw))
 			return EV_UNCHANGED;
-		flags = MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_BY_TIMEOUT;
-		if (flags & MRC_EV_F_OWED)
-			flags = (flags & ~MRC_EV_F_OWED) | MRC_EV_F_ACTIVE;
-		nw = mrc_ev_word_with(w, MRC_EV_GOOD, flags);
 	} while (!cas_word(e, &w, nw));
 	release_down(evs);
 	return EV_CHANGED;
@@ -155,13 +142,11 @@ enum ev_change ev_deny(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 	e = &evs->ev[idx];
 	w = load_word(e);
 	do {
-		if (MRC_EV_WORD_STATE(w) == MRC_EV_DENIED)
-			return EV_UNCHANGED;
 		/* Flags stay: an allowed EV returns to its place in the rotation. */
-		nw = mrc_ev_word_with(w, MRC_EV_DENIED,
-				 MRC_EV_WORD_FLAGS(w));
+		if (!mrc_ev_rule_deny(w, &nw))
+			return EV_UNCHANGED;
 	} while (!cas_word(e, &w, nw));
-	if (state_usable(MRC_EV_WORD_STATE(w)))
+	if (mrc_ev_state_usable(MRC_EV_WORD_STATE(w)))
 		__atomic_fetch_add(&evs->n_down, 1, __ATOMIC_ACQ_REL);
 	return EV_CHANGED;
 }
@@ -176,10 +161,8 @@ enum ev_change ev_allow(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 	e = &evs->ev[idx];
 	w = load_word(e);
 	do {
-		if (MRC_EV_WORD_STATE(w) != MRC_EV_DENIED)
+		if (!mrc_ev_rule_allow(w, &nw))
 			return EV_UNCHANGED;
-		nw = mrc_ev_word_with(w, MRC_EV_GOOD,
-				 MRC_EV_WORD_FLAGS(w) & ~MRC_EV_F_OWED);
 	} while (!cas_word(e, &w, nw));
 	release_down(evs);
 	return EV_CHANGED;
@@ -190,6 +173,6 @@ uint32_t ev_usable(const struct mrc_qp_evs *evs, uint32_t n)
 	uint32_t usable = 0;
 
 	for (uint32_t i = 0; i < n && i < MRC_MAX_EVS; i++)
-		usable += state_usable(MRC_EV_WORD_STATE(load_word(&evs->ev[i])));
+		usable += mrc_ev_state_usable(MRC_EV_WORD_STATE(load_word(&evs->ev[i])));
 	return usable;
 }

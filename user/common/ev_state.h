@@ -3,8 +3,9 @@
  * EV state changes made in userspace (libmrc timeouts, mrcd probes, port
  * status, the controller's deny/allow) on a QP's EV table while XDP and TC
  * change it too. The table lives in the BPF_F_MMAPABLE array mrc_qp_evs;
- * every change is a compare-and-swap of an entry's state word, the same
- * rule the BPF side follows (bpf/mrc.bpf.c), so no change is ever lost.
+ * every change is a compare-and-swap of an entry's state word, by the
+ * rules the BPF side follows too (include/mrc/ev_rules.h, compiled into
+ * both), so no change is ever lost.
  */
 #ifndef MRC_EV_STATE_H
 #define MRC_EV_STATE_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "mrc/abi.h"
+#include "mrc/ev_rules.h"
 
 /* Map the whole mrc_qp_evs array (fd of the map); NULL + errno on error. */
 struct mrc_qp_evs *ev_table_map(int map_fd);

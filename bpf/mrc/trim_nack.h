@@ -13,8 +13,9 @@
  * The NACK keeps the data's UDP ports (source = the EV, destination = the
  * MRC port), like the answer to an EV probe, so it crosses the fabric on
  * the EV's return path and lands in the requester's XDP, which takes
- * every packet to the MRC port. Its fields are what libmrc's send_nack()
- * writes (user/libmrc/recv.c), plus ts_echo:
+ * every packet to the MRC port. The BTH and NACK are built by
+ * mrc_wire_nack() (include/mrc/wire_build.h), the builder libmrc's own
+ * NACKs share, with these fields:
  *
  *   BTH   opcode NACK, pkey as the data had, dqpn = the peer's QP
  *         (mrc_qp_info.remote_qpn), PSN = the data's PSN, flags clear
@@ -26,34 +27,33 @@
  *         control packets have DSCP 0), TTL / hop limit 64, lengths for
  *         the 24-byte UDP payload, IPv4 header checksum recomputed
  *   UDP   length 32, full checksum (pseudo-header included) recomputed
- *
- * Included by bpf/mrc.bpf.c right before handle_data(), after struct
- * mrc_pkt, ctl_stats() and count_qp_drop(); not a stand-alone header.
  */
 #ifndef MRC_BPF_TRIM_NACK_H
 #define MRC_BPF_TRIM_NACK_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+#include "mrc/wire_build.h"
+#include "parsing.h"
+#include "mrc/stats.h"
+#include "mrc/parse.h"
+#include "mrc/xdp_rewrite.h"
 
 /* handle_data() goes on with the packet: it is not a trimmed header. */
 #define TRIM_NOT_TRIMMED	(-1)
 
 #define TRIM_NACK_TTL		64
 
-/* What follows the UDP header of the NACK: 24 bytes. */
-struct trim_nack {
-	struct mrc_bth bth;
-	struct mrc_nackh nh;
-};
-
-#define TRIM_NACK_UDP_LEN	(sizeof(struct udphdr) + sizeof(struct trim_nack))
-
-/* Defined with the endpoint control code of mrc.bpf.c (EV probes). */
-static __always_inline int reflect_frame(struct mrc_pkt *p);
+/* The NACK follows the UDP header: 24 bytes (struct mrc_nack_pkt). */
+#define TRIM_NACK_UDP_LEN	(sizeof(struct udphdr) + sizeof(struct mrc_nack_pkt))
 
 /* What the NACK needs from the data header, read before the frame shrinks. */
 struct trim_info {
 	__u32 sport;	/* UDP source port (the EV), host order */
-	__u16 pkey;	/* network order, as received */
-	__u16 ts_echo;	/* TSETH send_ts, network order; 0 without a TSETH */
+	__u16 pkey;	/* host order */
+	__u16 ts_echo;	/* TSETH send_ts, host order; 0 without a TSETH */
 	__u8 reason;	/* enum mrc_nack_reason */
 	__u8 lasthop;
 };
@@ -79,7 +79,7 @@ static __always_inline int trimmed_header(struct mrc_pkt *p,
 
 		if ((void *)(ts + 1) > p->end)
 			return -1;
-		ti->ts_echo = ts->send_ts;
+		ti->ts_echo = bpf_ntohs(ts->send_ts);
 		off += sizeof(*ts);
 	}
 	reth = (void *)p->bth + off;
@@ -88,7 +88,7 @@ static __always_inline int trimmed_header(struct mrc_pkt *p,
 	if (!reth->length)
 		return 0;
 	ti->sport = bpf_ntohs(p->udp->source);
-	ti->pkey = p->bth->pkey;
+	ti->pkey = bpf_ntohs(p->bth->pkey);
 	ti->lasthop = p->l4.tos >> 2 == MRC_DSCP_TRIMMED_LASTHOP;
 	ti->reason = ti->lasthop ? MRC_NACK_TRIMMED_LASTHOP : MRC_NACK_TRIMMED;
 	return 1;
@@ -114,21 +114,89 @@ static __always_inline __u16 trim_udp_csum(__u32 sum)
 	return c ? c : 0xffff;	/* 0 would mean "no checksum" */
 }
 
-static __always_inline void trim_fill_nack(struct trim_nack *n,
+static __always_inline void trim_fill_nack(struct mrc_nack_pkt *n,
 					   const struct trim_info *ti,
 					   __u32 remote_qpn, __u32 psn24,
 					   __u32 cack)
 {
-	n->bth.opcode = MRC_OP_NACK;
-	n->bth.flags0 = 0;
-	n->bth.pkey = ti->pkey;
-	n->bth.dqpn = bpf_htonl(remote_qpn & MRC_QPN_MASK);
-	n->bth.psn = bpf_htonl(psn24 & MRC_PSN_MASK);
-	n->nh.cack = bpf_htonl(cack & MRC_PSN_MASK);
-	n->nh.ev = bpf_htonl(ti->sport);
-	n->nh.reason = ti->reason;
-	n->nh.m = MRC_M_NONE;
-	n->nh.ts_echo = ti->ts_echo;
+	struct mrc_nack_fields f = {
+		.dqpn = remote_qpn,
+		.psn = psn24,
+		.cack = cack,
+		.ev = ti->sport,
+		.pkey = ti->pkey,
+		.ts_echo = ti->ts_echo,
+		.reason = ti->reason,
+		.m = MRC_M_NONE,
+	};
+
+	mrc_wire_nack(n, &f);
+}
+
+/*
+ * The NACK's IPv4 header, in place: DSCP and ECN 0 (libmrc's control
+ * packets have DSCP 0), its length, TTL 64, header checksum recomputed.
+ * Returns the UDP header (NULL when the frame is too short for the NACK)
+ * and, in *sum, the pseudo-header's addresses.
+ */
+static __always_inline struct udphdr *trim_nack_ip4(void *data, void *end,
+						    __u32 *sum)
+{
+	struct iphdr *ip = data + sizeof(struct ethhdr);
+	struct udphdr *udp = (void *)(ip + 1);
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+
+	if ((void *)(n + 1) > end)
+		return NULL;
+	ip->tos = 0;
+	ip->tot_len = bpf_htons(sizeof(*ip) + TRIM_NACK_UDP_LEN);
+	ip->ttl = TRIM_NACK_TTL;
+	ip->check = 0;
+	ip->check = csum_fold32(trim_sum16(ip, sizeof(*ip) / 2));
+	/* Pseudo-header: addresses, protocol, UDP length. */
+	*sum = trim_sum16(&ip->saddr, 4);
+	return udp;
+}
+
+/* The same for IPv6: traffic class 0, payload length, hop limit 64. */
+static __always_inline struct udphdr *trim_nack_ip6(void *data, void *end,
+						    __u32 *sum)
+{
+	struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
+	struct udphdr *udp = (void *)(ip6 + 1);
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+	__u8 *b = (__u8 *)ip6;
+
+	if ((void *)(n + 1) > end)
+		return NULL;
+	/* Traffic class 0, version and flow label kept. */
+	b[0] &= 0xf0;
+	b[1] &= 0x0f;
+	ip6->payload_len = bpf_htons(TRIM_NACK_UDP_LEN);
+	ip6->hop_limit = TRIM_NACK_TTL;
+	*sum = trim_sum16(&ip6->saddr, 16);
+	return udp;
+}
+
+/*
+ * The UDP header and the NACK behind it (the IP header's helper checked
+ * they fit), with the full UDP checksum: `sum` brings the pseudo-header's
+ * addresses.
+ */
+static __always_inline void trim_nack_udp(struct udphdr *udp,
+					  const struct trim_info *ti,
+					  __u32 remote_qpn, __u32 psn24,
+					  __u32 cack, __u32 sum)
+{
+	struct mrc_nack_pkt *n = (void *)(udp + 1);
+
+	/* Ports kept: source = the EV, destination = the MRC port. */
+	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
+	udp->check = 0;
+	trim_fill_nack(n, ti, remote_qpn, psn24, cack);
+	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
+	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
+	udp->check = trim_udp_csum(sum);
 }
 
 /*
@@ -143,10 +211,10 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	struct trim_info ti = {};
 	struct mrc_ctl_stats *cs;
 	struct udphdr *udp;
-	struct trim_nack *n;
-	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum;
+	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum = 0;
 	__u32 l4_off, new_len;
 	void *data, *end;
+	struct xdp_md *xdp = p->ctx;
 	int ret, delta;
 
 	ret = trimmed_header(p, &ti);
@@ -164,47 +232,18 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	/* Shrink to eth + IP + UDP + BTH + NACK; every packet pointer dies. */
 	new_len = l4_off + TRIM_NACK_UDP_LEN;
 	delta = (int)new_len - (int)(p->end - p->data);
-	if (delta > 0 || (delta && bpf_xdp_adjust_tail(p->xdp, delta)))
+	if (delta > 0 || (delta && bpf_xdp_adjust_tail(xdp, delta)))
 		return count_qp_drop(slot, MRC_DROP_MALFORMED);
-	data = (void *)(long)p->xdp->data;
-	end = (void *)(long)p->xdp->data_end;
+	data = (void *)(long)xdp->data;
+	end = (void *)(long)xdp->data_end;
 
-	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr)) {
-		struct iphdr *ip = data + sizeof(struct ethhdr);
-
-		udp = (void *)(ip + 1);
-		n = (void *)(udp + 1);
-		if ((void *)(n + 1) > end)
-			return count_qp_drop(slot, MRC_DROP_MALFORMED);
-		ip->tos = 0;
-		ip->tot_len = bpf_htons(sizeof(*ip) + TRIM_NACK_UDP_LEN);
-		ip->ttl = TRIM_NACK_TTL;
-		ip->check = 0;
-		ip->check = csum_fold32(trim_sum16(ip, sizeof(*ip) / 2));
-		/* Pseudo-header: addresses, protocol, UDP length. */
-		sum = trim_sum16(&ip->saddr, 4);
-	} else {
-		struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
-		__u8 *b = (__u8 *)ip6;
-
-		udp = (void *)(ip6 + 1);
-		n = (void *)(udp + 1);
-		if ((void *)(n + 1) > end)
-			return count_qp_drop(slot, MRC_DROP_MALFORMED);
-		/* Traffic class 0, version and flow label kept. */
-		b[0] &= 0xf0;
-		b[1] &= 0x0f;
-		ip6->payload_len = bpf_htons(TRIM_NACK_UDP_LEN);
-		ip6->hop_limit = TRIM_NACK_TTL;
-		sum = trim_sum16(&ip6->saddr, 16);
-	}
-	/* Ports kept: source = the EV, destination = the MRC port. */
-	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
-	udp->check = 0;
-	trim_fill_nack(n, &ti, remote_qpn, psn24, cack);
-	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
-	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
-	udp->check = trim_udp_csum(sum);
+	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr))
+		udp = trim_nack_ip4(data, end, &sum);
+	else
+		udp = trim_nack_ip6(data, end, &sum);
+	if (!udp)
+		return count_qp_drop(slot, MRC_DROP_MALFORMED);
+	trim_nack_udp(udp, &ti, remote_qpn, psn24, cack, sum);
 
 	cs = ctl_stats();
 	if (cs) {

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * SACK and NACK received (XDP): the requester side, entirely here.
+ * Advance the cumulative ack, record selective acks, report losses
+ * (mrc/loss.h), complete WRITEs into the owner's event ring, feed the
+ * per-EV feedback (mrc/ev_feedback.h) and the window (mrc/cc.h); a fatal
+ * NACK fails the QP.
+ */
+#ifndef MRC_BPF_ACK_RX_H
+#define MRC_BPF_ACK_RX_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+#include "parsing.h"
+#include "mrc/maps.h"
+#include "mrc/stats.h"
+#include "mrc/bits.h"
+#include "mrc/parse.h"
+#include "mrc/ev_log.h"
+#include "mrc/ev_feedback.h"
+#include "mrc/cc.h"
+#include "mrc/loss.h"
+
+/* Raise *word to `val` unless another CPU already raised it further. */
+static __always_inline int advance_u32(__u32 *word, __u32 val)
+{
+	__u32 old = READ_ONCE(*word);
+
+	for (int i = 0; i < 8; i++) {
+		__u32 prev;
+
+		if (!mrc_psn_before(old, val))
+			return 0;
+		prev = __sync_val_compare_and_swap(word, old, val);
+		if (prev == old)
+			return 1;
+		old = prev;
+	}
+	return 0;
+}
+
+/*
+ * Apply a cumulative ack. Returns 0, or a drop reason when the ack names
+ * PSNs we never sent.
+ */
+static __always_inline int ack_cumulative(struct mrc_tx_state *tx,
+					  __u32 cack24, __u32 *una_out)
+{
+	__u32 una = READ_ONCE(tx->snd_una);
+	__u32 nxt = READ_ONCE(tx->snd_nxt);
+	__u32 new_una = mrc_psn_extend(una - 1, cack24 & MRC_PSN_MASK) + 1;
+
+	if (mrc_psn_before(nxt, new_una))
+		return MRC_DROP_BAD_ACK;
+	advance_u32(&tx->snd_una, new_una);
+	*una_out = READ_ONCE(tx->snd_una);
+	return 0;
+}
+
+/*
+ * OR 64 bits starting at PSN `base` into a PSN ring bitmap; returns how
+ * many of them were not set before (newly acked, for the window).
+ */
+static __always_inline __u32 ring_or64(__u64 *ring, __u32 base, __u64 bits)
+{
+	__u32 idx = base % MRC_WINDOW_MAX, word = idx / 64, shift = idx % 64;
+	__u64 lo = bits << shift, old;
+	__u32 fresh;
+
+	old = __sync_fetch_and_or(&ring[word & (MRC_BITMAP_WORDS - 1)], lo);
+	fresh = popcount64(lo & ~old);
+	if (shift) {
+		__u64 hi = bits >> (64 - shift);
+
+		old = __sync_fetch_and_or(&ring[(word + 1) & (MRC_BITMAP_WORDS - 1)], hi);
+		fresh += popcount64(hi & ~old);
+	}
+	return fresh;
+}
+
+/*
+ * The PSNs a SACK's bitmap speaks about: 64 from `base`, clipped to
+ * [una, snd_nxt): the ring slots of older PSNs belong to newer ones
+ * already. Empty (0) when the window lies outside.
+ */
+static __always_inline __u64 sack_window(struct mrc_tx_state *tx, __u32 base,
+					 __u32 una)
+{
+	__u32 nxt = READ_ONCE(tx->snd_nxt);
+	__u64 window = ~0ULL;
+
+	if (mrc_psn_before(base, una)) {
+		__u32 skip = una - base;
+
+		window = skip >= 64 ? 0 : window << skip;
+	}
+	if (!mrc_psn_before(base, nxt))
+		return 0;
+	if (nxt - base < 64)
+		window &= (1ULL << (nxt - base)) - 1;
+	return window;
+}
+
+/*
+ * Record the acked PSNs of a SACK (bits already clipped to its window);
+ * returns how many were not acked before.
+ */
+static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
+					  __u64 bits)
+{
+	return bits ? ring_or64(tx->sacked, base, bits) : 0;
+}
+
+/* Complete, in order, every posted WRITE whose last PSN is acked. */
+static __always_inline void emit_completions(struct mrc_tx_state *tx,
+					     const struct mrc_qp_info *info,
+					     __u32 qpn, __u32 una)
+{
+	struct mrc_event evt = { .type = MRC_EVT_COMPLETION, .qpn = qpn };
+	struct mrc_qp_stats *st = qp_stats(mrc_qpn_to_slot(qpn));
+
+	for (int i = 0; i < MRC_COMPL_BURST; i++) {
+		__u32 head = READ_ONCE(tx->wr_head);
+		__u32 tail = READ_ONCE(tx->wr_tail);
+		struct mrc_wr_rec *rec;
+
+		if (head == tail)
+			break;
+		rec = &tx->wr[head % MRC_WR_RING];
+		if (!mrc_psn_before(rec->last_psn, una))
+			break;
+		evt.wr_id = rec->wr_id;
+		evt.psn = rec->last_psn;
+		if (__sync_val_compare_and_swap(&tx->wr_head, head, head + 1) != head)
+			continue;	/* another CPU took it; look again */
+		emit_event(info, &evt);
+		if (st)
+			st->completions++;
+	}
+}
+
+/* Common checks of SACK and NACK: our QP, sending, from the peer. */
+static __always_inline struct mrc_tx_state *
+ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
+{
+	struct mrc_qp_info *info;
+	__u32 slot = 0;
+
+	info = lookup_qp(p->qpn, &slot);
+	if (!info) {
+		*reason = MRC_DROP_UNKNOWN_QP;
+		return NULL;
+	}
+	if (info->state != MRC_QPS_RTS && info->state != MRC_QPS_ERROR) {
+		*reason = MRC_DROP_QP_NOT_READY;
+		return NULL;
+	}
+	if (!from_peer(p, info)) {
+		*reason = MRC_DROP_BAD_SOURCE;
+		return NULL;
+	}
+	*info_out = info;
+	return bpf_map_lookup_elem(&mrc_tx, &slot);
+}
+
+static __always_inline int handle_sack(struct mrc_pkt *p)
+{
+	struct mrc_sackh *sh = (void *)(p->bth + 1);
+	__u32 slot = mrc_qpn_to_slot(p->qpn);
+	struct mrc_qp_info *info = NULL;
+	struct mrc_tx_state *tx;
+	struct mrc_qp_stats *st;
+	__u32 una = 0, old_una, base, top, trig_psn, sacked, lost;
+	__u64 rtt;
+	int reason = MRC_DROP_UNKNOWN_QP;
+	__u64 bits, window;
+
+	if ((void *)(sh + 1) > p->end ||
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*sh))
+		return count_drop(MRC_DROP_MALFORMED);
+	tx = ack_target(p, &info, &reason);
+	if (!tx || !info)
+		return mrc_qpn_valid(p->qpn) ?
+			count_qp_drop(slot, reason) : count_drop(reason);
+
+	old_una = READ_ONCE(tx->snd_una);
+	reason = ack_cumulative(tx, bpf_ntohl(sh->cack), &una);
+	if (reason)
+		return count_qp_drop(slot, reason);
+
+	bits = (__u64)bpf_ntohl(sh->bitmap_hi) << 32 | bpf_ntohl(sh->bitmap_lo);
+	base = mrc_psn_extend(una, bpf_ntohl(sh->cack) & MRC_PSN_MASK) + 1 +
+	       bpf_ntohs(sh->bitmap_off);
+	window = sack_window(tx, base, una);
+	sacked = record_sacks(tx, base, bits & window);
+	/* One past the highest PSN acked (base when none). */
+	top = base + fls64(bits & window);
+	advance_u32(&tx->sack_max, top);
+
+	st = qp_stats(slot);
+	if (st)
+		st->rx_sack++;
+	trig_psn = mrc_psn_extend(una, p->psn);
+	rtt = sack_feedback(tx, slot, trig_psn, sh->m, sh->hold);
+	/*
+	 * The window hears of the acks before the loss scan, and of losses
+	 * after it, so nothing has to live across the scan's stack frames.
+	 */
+	cc_update(info, p->qpn, old_una, una, rtt, sacked, 0, 0,
+		  (sh->m & 3) == MRC_M_SKIP_ONCE ? CC_ECN : 0);
+	/* cack + 1 of this SACK is missing, or its cack would be past it. */
+	lost = report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
+			     sent_record(slot, trig_psn), base, window & ~bits);
+	if (lost)
+		cc_update(info, p->qpn, una, una, 0, 0, 0, lost, 0);
+	emit_completions(tx, info, p->qpn, una);
+	return XDP_DROP;	/* consumed */
+}
+
+static __always_inline int nack_is_fatal(__u8 reason)
+{
+	return reason == MRC_NACK_REMOTE_ACCESS || reason == MRC_NACK_UNEXP_EVENT;
+}
+
+/*
+ * What a NACK that is no fatal error says about the path of psn and the
+ * window: a trim is counted for the window (and a mid-path one penalises
+ * the EV), the receiver's ALWAYS_SKIP verdict demotes the EV, and the
+ * loss is counted on it.
+ */
+static __always_inline void nack_feedback(const struct mrc_qp_info *info,
+					  __u32 qpn, const struct mrc_nackh *nh,
+					  __u32 psn, __u32 old_una, __u32 una)
+{
+	__u32 slot = mrc_qpn_to_slot(qpn), trimmed = 0;
+
+	if (nh->reason == MRC_NACK_TRIMMED || nh->reason == MRC_NACK_TRIMMED_LASTHOP) {
+		trim_feedback(slot, psn, nh->reason);
+		trimmed = 1;
+	}
+	cc_update(info, qpn, old_una, una, 0, 0, trimmed, 0,
+		  nh->reason == MRC_NACK_TRIMMED_LASTHOP ? CC_LAST_HOP : 0);
+	if ((nh->m & 3) == MRC_M_ALWAYS_SKIP) {
+		struct mrc_send_rec *rec = sent_record(slot, psn);
+
+		if (rec)
+			always_skip_ev(slot, rec->ev_idx, psn);
+	}
+	blame_loss(slot, psn, NULL, 0);
+}
+
+static __always_inline int handle_nack(struct mrc_pkt *p)
+{
+	struct mrc_nackh *nh = (void *)(p->bth + 1);
+	__u32 slot = mrc_qpn_to_slot(p->qpn);
+	struct mrc_qp_info *info = NULL;
+	struct mrc_tx_state *tx;
+	struct mrc_qp_stats *st;
+	struct mrc_event evt = {};
+	__u32 una = 0, old_una, psn;
+	int reason = MRC_DROP_UNKNOWN_QP;
+
+	if ((void *)(nh + 1) > p->end ||
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*nh))
+		return count_drop(MRC_DROP_MALFORMED);
+	tx = ack_target(p, &info, &reason);
+	if (!tx || !info)
+		return mrc_qpn_valid(p->qpn) ?
+			count_qp_drop(slot, reason) : count_drop(reason);
+
+	old_una = READ_ONCE(tx->snd_una);
+	reason = ack_cumulative(tx, bpf_ntohl(nh->cack), &una);
+	if (reason)
+		return count_qp_drop(slot, reason);
+	psn = mrc_psn_extend(una, p->psn);
+	if (!mrc_psn_before(psn, READ_ONCE(tx->snd_nxt)))
+		return count_qp_drop(slot, MRC_DROP_BAD_ACK);
+	if (!nack_is_fatal(nh->reason) && mrc_psn_before(psn, una))
+		return count_qp_drop(slot, MRC_DROP_STALE_ACK);
+
+	st = qp_stats(slot);
+	if (st)
+		st->rx_nack++;
+	evt.qpn = p->qpn;
+	evt.psn = psn;
+	evt.ev = bpf_ntohl(nh->ev);
+	evt.reason = nh->reason;
+	/* Completions first: what the peer acked before refusing succeeded. */
+	emit_completions(tx, info, p->qpn, una);
+	if (nack_is_fatal(nh->reason)) {
+		evt.type = MRC_EVT_QP_FATAL;
+		emit_event(info, &evt);
+		/*
+		 * After the event, so libmrc never sees the state without the
+		 * reason; the state alone still fails the QP if the ring was full.
+		 */
+		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
+		return XDP_DROP;	/* consumed */
+	}
+	evt.type = MRC_EVT_LOSS;
+	if (st)
+		st->losses++;
+	nack_feedback(info, p->qpn, nh, psn, old_una, una);
+	emit_event(info, &evt);
+	return XDP_DROP;	/* consumed */
+}
+
+#endif /* MRC_BPF_ACK_RX_H */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * Every map of the fast path, defined once. Names, types, sizes and pinning
+ * are an ABI: libmrc, mrcd, mrcctl and the tests open these maps by name
+ * (values described in include/mrc/abi.h), so the one object bpf/mrc.bpf.c
+ * defines them all and its role headers share them.
+ */
+#ifndef MRC_BPF_MAPS_H
+#define MRC_BPF_MAPS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+
+#define PIN	__uint(pinning, LIBBPF_PIN_BY_NAME)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_global_cfg);
+	PIN;
+} mrc_cfg SEC(".maps");
+
+/* Which process owns a QP number / an event ring (libmrc claims them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_qp_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_CTX);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_ctx_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_PLANES_ABI);
+	__type(key, __u32);
+	__type(value, struct mrc_plane);
+	PIN;
+} mrc_planes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_info);
+	PIN;
+} mrc_qps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_QPS * MRC_MAX_PEER_ADDRS);
+	__type(key, struct mrc_peer_key);
+	__type(value, __u32);
+	PIN;
+} mrc_peers SEC(".maps");
+
+/* Mapped by libmrc and mrcd, which change entries with compare-and-swap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_evs);
+	PIN;
+} mrc_qp_evs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_rx_state);
+	PIN;
+} mrc_rx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_tx_state);
+	PIN;
+} mrc_tx SEC(".maps");
+
+/* Per-EV counters, send log and reverse EVs of each QP (by slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_ev_stats);
+	PIN;
+} mrc_ev_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_send_log);
+	PIN;
+} mrc_send_log SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_rev_evs);
+	PIN;
+} mrc_rev_evs SEC(".maps");
+
+/* Which plane an interface is (ifindex -> 1-based plane), for XDP and TC. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PLANES_ABI);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_plane_of SEC(".maps");
+
+/* Profiles mrcd keeps; libmrc reads them when a QP connects. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PROFILES);
+	__type(key, __u32);
+	__type(value, struct mrc_ev_profile_rec);
+	PIN;
+} mrc_ev_profiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PROFILES);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_profile_rec);
+	PIN;
+} mrc_cc_profiles SEC(".maps");
+
+struct mrc_event_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MRC_CTX_RING_BYTES);
+};
+
+/* One event ring per context, so each process reads only its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MRC_MAX_CTX);
+	__type(key, __u32);
+	PIN;
+	__array(values, struct mrc_event_ring);
+} mrc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	__type(value, struct mrc_qp_stats);
+	PIN;
+} mrc_qp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_drop_stats);
+	PIN;
+} mrc_drops SEC(".maps");
+
+/* EV state changes XDP makes, for mrcd (see struct mrc_ev_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MRC_EV_EVENTS_BYTES);
+	PIN;
+} mrc_ev_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_ctl_stats);
+	PIN;
+} mrc_ctl_stats SEC(".maps");
+
+/*
+ * Congestion windows, one per destination (mrc_qp_info.cc_slot - 1): the
+ * NSCC state under a spin lock (SACKs of several CPUs update it in turn),
+ * and what libmrc needs before each send, mmapped without the lock.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_state);
+	PIN;
+} mrc_cc SEC(".maps");
+
+/* Which process owns a window slot (libmrc claims them, like QP numbers). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_cc_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
+	__type(value, struct mrc_cc_view);
+	PIN;
+} mrc_cc_view SEC(".maps");
+
+#endif /* MRC_BPF_MAPS_H */

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * TC egress spraying: each outgoing DATA packet of a QP takes the next
+ * usable EV of the QP's rotation (and its plane), logged for XDP's
+ * feedback (mrc/ev_log.h); SACKs and NACKs from the responder spread over
+ * the EVs the peer's data came on.
+ */
+#ifndef MRC_BPF_TC_SPRAY_H
+#define MRC_BPF_TC_SPRAY_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "mrc/abi.h"
+#include "mrc/ev_rules.h"
+#include "parsing.h"
+#include "mrc/maps.h"
+#include "mrc/stats.h"
+#include "mrc/parse.h"
+#include "mrc/ev_log.h"
+#include "mrc/tc_stamp.h"
+
+struct shuffle_ctx {
+	struct mrc_qp_evs *evs;
+	__u32 n;
+	__u32 stride;
+};
+
+/*
+ * One Fisher-Yates step: swap slot i = n - 1 - index with a random slot
+ * at or below it that is a multiple of `stride` away (same plane slot).
+ */
+static long shuffle_step(__u32 index, void *data)
+{
+	struct shuffle_ctx *sc = data;
+	__u32 i = sc->n - 1 - index, j;
+	__u8 t;
+
+	if (i == 0 || i >= MRC_MAX_EVS)
+		return 1;
+	j = i - sc->stride * (bpf_get_prandom_u32() % (i / sc->stride + 1));
+	i &= MRC_MAX_EVS - 1;
+	j &= MRC_MAX_EVS - 1;
+	t = sc->evs->perm[i];
+	sc->evs->perm[i] = sc->evs->perm[j];
+	sc->evs->perm[j] = t;
+	return 0;
+}
+
+/*
+ * Redraw the rotation order when the cursor wraps, so the path sequence
+ * is not periodic. bpf_loop keeps the verifier's work independent of the
+ * table size.
+ */
+static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
+{
+	struct shuffle_ctx sc = { .evs = evs, .n = n, .stride = evs->stride };
+
+	if (n < 2 || n > MRC_MAX_EVS)
+		return;
+	if (sc.stride == 0 || sc.stride > MRC_MAX_PLANES_ABI)
+		sc.stride = 1;
+	bpf_loop(n - 1, shuffle_step, &sc, 0);
+	__sync_fetch_and_add(&evs->shuffles, 1);
+}
+
+/*
+ * The next EV of the QP's rotation that may carry data: ACTIVE and GOOD,
+ * and not `avoid` (the EV that lost the packet being resent). An entry in
+ * SKIP loses this turn and goes back to GOOD. Returns the entry's index.
+ *
+ * The rotation visits the planes in turn (perm keeps each plane in its
+ * column, positions `stride` apart). When the entry at the cursor cannot
+ * be used, another EV of the SAME plane takes the turn (the positions
+ * stride, 2 x stride... further on), so a plane keeps its share of the
+ * packets however many of its EVs are out of service; only a plane with
+ * no usable EV in reach gives its turn to the next plane.
+ */
+#define NEXT_EV_SAME_PLANE	16	/* tries in the cursor's plane column */
+#define NEXT_EV_TRIES		(2 * NEXT_EV_SAME_PLANE)
+
+static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
+				   int *wrapped)
+{
+	__u32 stride = evs->stride, pos = 0;
+
+	if (stride == 0 || stride > MRC_MAX_PLANES_ABI)
+		stride = 1;
+	for (int i = 0; i < NEXT_EV_TRIES; i++) {
+		struct mrc_ev_entry *e;
+		__u32 p, idx, w, nw;
+
+		if (i % NEXT_EV_SAME_PLANE == 0) {
+			pos = __sync_fetch_and_add(&evs->next, 1) % n;
+			if (pos == n - 1)
+				*wrapped = 1;
+		}
+		p = (pos + (i % NEXT_EV_SAME_PLANE) * stride) % n;
+		asm volatile("" : "+r"(p));
+		idx = evs->perm[p & (MRC_MAX_EVS - 1)];
+		/* Keep the mask: the verifier cannot follow the modulo. */
+		asm volatile("" : "+r"(idx));
+		idx &= MRC_MAX_EVS - 1;
+		if (idx >= n)
+			continue;
+		e = &evs->ev[idx];
+		w = READ_ONCE(e->word);
+		if (!(MRC_EV_WORD_FLAGS(w) & MRC_EV_F_ACTIVE))
+			continue;
+		if (mrc_ev_rule_end_skip(w, &nw)) {
+			__sync_val_compare_and_swap(&e->word, w, nw);
+			continue;
+		}
+		if (mrc_ev_carries(w) && (int)idx != avoid)
+			return (int)idx;
+	}
+	return -1;
+}
+
+/* DATA: next EV of the rotation, its plane, its stamp, its log entry. */
+static __always_inline int spray_data(struct __sk_buff *skb,
+				      const struct mrc_pkt *p, __u32 slot)
+{
+	const struct l4_info *l4 = &p->l4;
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
+	__u32 psn, n, plane, ifindex = 0;
+	__u8 flags = p->flags;
+	struct mrc_send_rec *rec;
+	struct mrc_qp_stats *st;
+	struct mrc_ev_entry *e;
+	int idx, avoid = -1, wrapped = 0;
+
+	if (!info || !evs || !tx)
+		return TC_ACT_OK;
+	n = info->n_evs;
+	if (n == 0 || n > MRC_MAX_EVS)
+		return TC_ACT_OK;
+	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), p->psn);
+	rec = send_rec(slot, psn);
+	if (!rec)
+		return TC_ACT_OK;
+	/* A resend never takes the path that lost the packet. */
+	if (flags & MRC_BTH_F_RETX && rec->psn == psn)
+		avoid = rec->ev_idx;
+
+	idx = next_ev(evs, n, avoid, &wrapped);
+	if (wrapped)
+		reshuffle(evs, n);
+	if (idx < 0)
+		return TC_ACT_OK;	/* nothing usable: leave the socket's port */
+	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	plane = e->plane;
+	if (plane && plane != plane_of_ifindex(skb->ifindex))
+		ifindex = move_to_plane(skb, l4, info, plane);
+	if (!ifindex)
+		plane = plane_of_ifindex(skb->ifindex);
+	if (stamp_ev(skb, l4, e->ev, info->ev_format))
+		return TC_ACT_OK;
+
+	rec->psn = psn;
+	rec->ev_idx = (__u8)idx;
+	rec->plane = (__u8)plane;
+	rec->flags = flags & MRC_BTH_F_RETX;
+	rec->sent_ns = bpf_ktime_get_ns();
+	count_ev_tx(slot, idx, skb->len);
+	st = qp_stats(slot);
+	if (st)
+		st->tx_stamped++;
+	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
+}
+
+/* Did mrcd see this plane's link go down? */
+static __always_inline int plane_is_down(__u32 plane)
+{
+	__u32 key = plane - 1;
+	struct mrc_plane *pl = bpf_map_lookup_elem(&mrc_planes, &key);
+
+	return pl && (READ_ONCE(pl->flags) & MRC_PLANE_F_DOWN);
+}
+
+/*
+ * SACK/NACK from the responder: spread over the planes and the EVs the
+ * data direction used on each (learned by XDP), so acknowledgements take
+ * working paths too and no single path carries them all. A plane whose
+ * link is down is passed over.
+ */
+static __always_inline int spray_ack(struct __sk_buff *skb,
+				     const struct l4_info *l4, __u32 slot)
+{
+	struct mrc_rev_evs *rev = bpf_map_lookup_elem(&mrc_rev_evs, &slot);
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	__u32 plane = 0, ev = 0, ifindex = 0;
+
+	if (!rev || !info || !info->n_peer_addrs)
+		return TC_ACT_OK;
+	for (int i = 0; i < MRC_MAX_PLANES_ABI; i++) {
+		__u32 p = __sync_fetch_and_add(&rev->pick, 1) % info->n_peer_addrs;
+		__u32 filled, slot_i;
+
+		asm volatile("" : "+r"(p));
+		p &= MRC_MAX_PLANES_ABI - 1;
+		/* Only the slots the plane's data has filled so far. */
+		filled = READ_ONCE(rev->next[p]);
+		if (filled == 0 || plane_is_down(p + 1))
+			continue;
+		if (filled > MRC_REV_EVS)
+			filled = MRC_REV_EVS;
+		slot_i = bpf_get_prandom_u32() % filled;
+		asm volatile("" : "+r"(slot_i));
+		ev = rev->ev[p][slot_i & (MRC_REV_EVS - 1)];
+		if (ev) {
+			plane = p + 1;
+			break;
+		}
+	}
+	if (!ev)
+		return TC_ACT_OK;	/* nothing learned yet */
+	if (plane != plane_of_ifindex(skb->ifindex))
+		ifindex = move_to_plane(skb, l4, info, plane);
+	if (stamp_ev(skb, l4, ev, MRC_EVF_UDP))
+		return TC_ACT_OK;
+	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
+}
+
+#endif /* MRC_BPF_TC_SPRAY_H */
