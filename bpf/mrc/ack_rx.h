@@ -131,7 +131,6 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 		rec = &tx->wr[head % MRC_WR_RING];
 		if (!mrc_psn_before(rec->last_psn, una))
 			break;
-		evt.wr_id = rec->wr_id;
 		evt.psn = rec->last_psn;
 		if (__sync_val_compare_and_swap(&tx->wr_head, head, head + 1) != head)
 			continue;	/* another CPU took it; look again */
@@ -291,12 +290,14 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	emit_completions(tx, info, p->qpn, una);
 	if (nack_is_fatal(nh->reason)) {
 		evt.type = MRC_EVT_QP_FATAL;
-		emit_event(info, &evt);
 		/*
-		 * After the event, so libmrc never sees the state without the
-		 * reason; the state alone still fails the QP if the ring was full.
+		 * One signal: the event, which carries the reason; libmrc then
+		 * moves the QP (and tx->state) to ERROR. Only when the event is
+		 * lost (ring full or gone) does XDP write the state itself, the
+		 * one signal left, which libmrc's progress loop checks.
 		 */
-		WRITE_ONCE(tx->state, MRC_QPS_ERROR);
+		if (emit_event(info, &evt))
+			WRITE_ONCE(tx->state, MRC_QPS_ERROR);
 		return XDP_DROP;	/* consumed */
 	}
 	evt.type = MRC_EVT_LOSS;

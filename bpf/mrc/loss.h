@@ -130,7 +130,6 @@ static __always_inline void emit_loss(const struct mrc_qp_info *info, __u32 qpn,
 	}
 	e->type = MRC_EVT_LOSS;
 	e->qpn = qpn;
-	e->wr_id = 0;
 	e->psn = psn;
 	e->ev = ev;
 	e->reason = 0;

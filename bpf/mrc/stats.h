@@ -52,14 +52,18 @@ static __always_inline int count_qp_drop(__u32 slot, int reason)
 	return count_drop(reason);
 }
 
-static __always_inline void emit_event(const struct mrc_qp_info *info,
-				       struct mrc_event *evt)
+/* Write evt to the owner's ring: 0, or -1 when it is lost (counted). */
+static __always_inline int emit_event(const struct mrc_qp_info *info,
+				      struct mrc_event *evt)
 {
 	__u32 ctx = info->ctx;
 	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
 
-	if (!ring || bpf_ringbuf_output(ring, evt, sizeof(*evt), 0))
+	if (!ring || bpf_ringbuf_output(ring, evt, sizeof(*evt), 0)) {
 		count_drop(MRC_DROP_RING_FULL);
+		return -1;
+	}
+	return 0;
 }
 
 #endif /* MRC_BPF_STATS_H */

@@ -538,13 +538,15 @@ MRC_ABI_ASSERT_LINE(struct mrc_rx_state, sack_pending);
 MRC_ABI_ASSERT_LINE(struct mrc_rx_state, placed);
 MRC_ABI_ASSERT_LINES(struct mrc_rx_state);
 
-/* A posted WRITE, as XDP needs it to complete it. */
+/*
+ * A posted WRITE, as XDP needs it to complete it: only where it ends.
+ * libmrc keeps the rest (the WR id, the opcode) in its own queue and
+ * matches completions by PSN, so nothing else makes the round trip.
+ */
 struct mrc_wr_rec {
-	__u64	wr_id;
 	__u32	last_psn;	/* completed once snd_una is past this */
-	__u32	flags;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 16);
+MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 4);
 
 /*
  * Requester state of one QP, in a BPF_F_MMAPABLE array. libmrc writes
@@ -580,7 +582,7 @@ struct mrc_tx_state {
 	struct mrc_wr_rec wr[MRC_WR_RING];	/* libmrc writes, XDP reads */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_tx_state,
-		    3 * MRC_CACHE_LINE + 8 * MRC_BITMAP_WORDS + 16 * MRC_WR_RING);
+		    3 * MRC_CACHE_LINE + 8 * MRC_BITMAP_WORDS + 4 * MRC_WR_RING);
 MRC_ABI_ASSERT_LINE(struct mrc_tx_state, acked_sent_ns);
 MRC_ABI_ASSERT_LINE(struct mrc_tx_state, snd_nxt);
 MRC_ABI_ASSERT_LINE(struct mrc_tx_state, sacked);
@@ -617,13 +619,13 @@ enum mrc_event_type {
 struct mrc_event {
 	__u32	type;		/* enum mrc_event_type */
 	__u32	qpn;		/* local QP */
-	__u64	wr_id;		/* COMPLETION */
-	__u32	psn;		/* LOSS/FATAL: the PSN; ACK: new snd_una */
+	/* COMPLETION: the WRITE's last PSN; LOSS/FATAL: the PSN */
+	__u32	psn;
 	__u32	ev;		/* LOSS: EV the loss was reported on */
 	__u32	reason;		/* LOSS/FATAL: enum mrc_nack_reason, 0 = SACK hole */
 	__u32	pad;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_event, 32);
+MRC_ABI_ASSERT_SIZE(struct mrc_event, 24);
 
 /* Why the XDP program dropped a packet: index of mrc_drop_stats. */
 enum mrc_drop_reason {

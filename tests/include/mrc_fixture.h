@@ -43,9 +43,7 @@
 #define RX_MPR		1024
 #define TX_UNA		1000
 #define TX_NXT		1100
-#define WR_ID_A		0xA0000000000000A1ULL	/* last PSN 1004 */
-#define WR_ID_B		0xB0000000000000B2ULL	/* last PSN 1009 */
-#define WR_ID_C		0xC0000000000000C3ULL	/* last PSN 1050 */
+/* The fixture's three posted WRITEs end at PSNs 1004, 1009 and 1050. */
 #define ACK_EV		0x00C0FFEEu		/* EV echoed in SACKs/NACKs */
 
 extern struct mrc *skel;

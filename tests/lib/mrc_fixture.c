@@ -543,11 +543,8 @@ void setup_qp(__u8 n_peers)
 	tx.sack_max = TX_UNA;
 	tx.loss_mark = TX_UNA;
 	tx.state = MRC_QPS_RTS;
-	tx.wr[0].wr_id = WR_ID_A;
 	tx.wr[0].last_psn = 1004;
-	tx.wr[1].wr_id = WR_ID_B;
 	tx.wr[1].last_psn = 1009;
-	tx.wr[2].wr_id = WR_ID_C;
 	tx.wr[2].last_psn = 1050;
 	tx.wr_head = 0;
 	tx.wr_tail = 3;

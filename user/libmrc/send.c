@@ -113,9 +113,7 @@ int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
 	/* Tell XDP which PSN completes this WRITE. */
 	tail = qp->tx->wr_tail;
 	rec = &qp->tx->wr[tail % MRC_WR_RING];
-	rec->wr_id = wr->wr_id;
 	rec->last_psn = wqe->first_psn + wqe->npkts - 1;
-	rec->flags = wr->opcode;
 	__atomic_store_n(&qp->tx->wr_tail, tail + 1, __ATOMIC_RELEASE);
 	qp->sq_tail++;
 	return 0;
@@ -510,8 +508,8 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	if (qp->state != MRC_QP_RTS)
 		return;
 	/*
-	 * XDP marks the QP failed just before it queues the NACK's event:
-	 * read the event (it says why); without one (ring full) fail anyway.
+	 * XDP marks the QP failed only when a fatal NACK's event was lost
+	 * (ring full): read what the ring holds, then fail anyway.
 	 */
 	if (__atomic_load_n(&qp->tx->state, __ATOMIC_ACQUIRE) == MRC_QPS_ERROR) {
 		ring_buffer__consume(qp->ctx->ring);

@@ -598,8 +598,8 @@ TEST_CASE(test_cc_sack_losses, "mrc.cc_sack_losses")
 	setup_cc(&p, CC_SLOT_K, CC_K, 0);
 	run_cc_sack(1009, 0, 0x7FCULL, 1010, MRC_M_NONE, &r);
 	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, UNLOGGED_EV, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, UNLOGGED_EV, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, UNLOGGED_EV, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, UNLOGGED_EV, 0);
 	s = get_cc(CC_K);
 	v = get_view(CC_K);
 	ASSERT_EQ(s.n_losses, 2, "nscc.n_losses == the 2 losses reported");
@@ -702,7 +702,7 @@ TEST_CASE(test_cc_wakeup, "mrc.cc_wakeup")
 	run_cc_sack(RX_CACK, 0, 1ULL << 1, 1001, MRC_M_NONE, &r);
 	ASSERT_EQ(get_view(CC_K).waiting, 0, "waiting cleared");
 	ASSERT_EQ(drain_events(), 1, "one event");
-	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0, 0);
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0);
 	want_ctl.cc_wakeups = 1;
 	expect_ctl(&want_ctl);
 	expect_drops(&no_drops);
@@ -726,8 +726,8 @@ TEST_CASE(test_cc_wakeup, "mrc.cc_wakeup")
 	expect_xdp_drop(&r);
 	ASSERT_EQ(get_view(CC_K).waiting, 0, "trim: waiting cleared");
 	ASSERT_EQ(drain_events(), 2, "trim: WINDOW and LOSS");
-	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1010, ACK_EV, MRC_NACK_TRIMMED);
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0);
+	expect_event(1, MRC_EVT_LOSS, 1010, ACK_EV, MRC_NACK_TRIMMED);
 	want_ctl.cc_wakeups = 2;
 	expect_ctl(&want_ctl);
 

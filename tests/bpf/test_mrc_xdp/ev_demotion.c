@@ -54,7 +54,7 @@ TEST_CASE(test_xdp_loss_demotes_ev, "mrc.xdp_loss_demotes_ev")
 	expect_xdp_drop(&r);
 	expect_drops(&no_drops);
 	ASSERT_EQ(drain_events(), 3, "a loss and two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	ASSERT_EQ(ev_ctr(3).acked_sent_ns, sent + 2000000, "trigger EV's acked_sent_ns");
 	ASSERT_EQ(ev_ctr(0).acked_sent_ns, 0, "lost EV: nothing acked on it");
 
@@ -81,7 +81,7 @@ TEST_CASE(test_xdp_loss_demotes_ev, "mrc.xdp_loss_demotes_ev")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1, "the second loss is still reported (resend)");
-	expect_event(0, MRC_EVT_LOSS, 0, 1030, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1030, 0xA0, 0);
 	ASSERT_EQ(ev_ctr(0).losses, 2, "ev_stats[0].losses");
 	get_evs(&evs);
 	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, 0),
@@ -244,8 +244,8 @@ TEST_CASE(test_xdp_demote_no_backup_owed, "mrc.xdp_demote_no_backup_owed")
 	t1 = mono_ns();
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xB2, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, 0xB2, 0);
 	get_evs(&evs);
 	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, MRC_EV_F_OWED),
 		  "ACTIVE EV without a backup: ASSUMED_BAD, ACTIVE cleared, OWED");
@@ -290,8 +290,8 @@ TEST_CASE(test_xdp_demote_min_active, "mrc.xdp_demote_min_active")
 	t1 = mono_ns();
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 4, "both losses reported, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xA1, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, 0xA1, 0);
 	ASSERT_EQ(read_qp_stats(SLOT).losses, 2, "qp_stats.losses");
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[0].state, MRC_EV_ASSUMED_BAD, "first loss demotes");
@@ -310,7 +310,7 @@ TEST_CASE(test_xdp_demote_min_active, "mrc.xdp_demote_min_active")
 	s.psn = 1031;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1, "loss reported");
-	expect_event(0, MRC_EVT_LOSS, 0, 1021, 0xA2, 0);
+	expect_event(0, MRC_EVT_LOSS, 1021, 0xA2, 0);
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[2].state, MRC_EV_GOOD, "third EV stays GOOD");
 	ASSERT_EQ(drain_ev_events(), 0, "no EV event");
@@ -395,7 +395,7 @@ TEST_CASE(test_xdp_always_skip_demotes, "mrc.xdp_always_skip_demotes")
 		t1 = mono_ns();
 		expect_xdp_drop(&r);
 		ASSERT_EQ(drain_events(), 1, "the NACK's loss is reported");
-		expect_event(0, MRC_EVT_LOSS, 0, 1012, ACK_EV, MRC_NACK_TRIMMED);
+		expect_event(0, MRC_EVT_LOSS, 1012, ACK_EV, MRC_NACK_TRIMMED);
 		get_evs(&evs);
 		ASSERT_EQ(ev_word(&evs, 2), mrc_ev_word(1, MRC_EV_ASSUMED_BAD, MRC_EV_F_OWED),
 			  "NACK with ALWAYS_SKIP: ASSUMED_BAD (no backup left: OWED)");
@@ -476,7 +476,7 @@ TEST_CASE(test_xdp_nack_no_demote, "mrc.xdp_nack_no_demote")
 		run_nack(1010, RX_CACK, reasons[i], &r);
 		expect_xdp_drop(&r);
 		ASSERT_EQ(drain_events(), 1, "the loss is reported");
-		expect_event(0, MRC_EVT_LOSS, 0, 1010, ACK_EV, reasons[i]);
+		expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, reasons[i]);
 		get_evs(&evs);
 		ASSERT_EQ(ev_word(&evs, 0),
 			  mrc_ev_word(1, reasons[i] == MRC_NACK_TRIMMED ? MRC_EV_SKIP :
@@ -527,9 +527,9 @@ TEST_CASE(test_xdp_demote_only_usable, "mrc.xdp_demote_only_usable")
 	t1 = mono_ns();
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 5, "three losses, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xA1, 0);
-	expect_event(2, MRC_EVT_LOSS, 0, 1012, 0xA2, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, 0xA1, 0);
+	expect_event(2, MRC_EVT_LOSS, 1012, 0xA2, 0);
 	get_evs(&evs);
 	ASSERT_EQ(ev_word(&evs, 0), mrc_ev_word(1, MRC_EV_DENIED, MRC_EV_F_ACTIVE),
 		  "DENIED entry untouched");

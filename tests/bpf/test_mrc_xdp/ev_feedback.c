@@ -349,8 +349,8 @@ TEST_CASE(test_xdp_blame_loss, "mrc.xdp_blame_loss")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA1, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, 0xA2, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA1, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, 0xA2, 0);
 	ASSERT_EQ(ev_ctr(1).losses, 1, "ev_stats[1].losses");
 	ASSERT_EQ(ev_ctr(2).losses, 1, "ev_stats[2].losses");
 	expect_ev_zero(0);
@@ -363,8 +363,8 @@ TEST_CASE(test_xdp_blame_loss, "mrc.xdp_blame_loss")
 	s.psn = 1020;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 4, "two losses, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
-	expect_event(1, MRC_EVT_LOSS, 0, 1011, UNLOGGED_EV, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
+	expect_event(1, MRC_EVT_LOSS, 1011, UNLOGGED_EV, 0);
 	ASSERT_EQ(ev_ctr(0).losses, 1, "ev_stats[0].losses");
 	ASSERT_EQ(ev_ctr(2).losses, 0, "ev_stats[2].losses (foreign record)");
 }
@@ -389,7 +389,7 @@ TEST_CASE(test_xdp_nack_trim_feedback, "mrc.xdp_nack_trim_feedback")
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1, "one event");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, ACK_EV, MRC_NACK_TRIMMED);
+	expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, MRC_NACK_TRIMMED);
 	c = ev_ctr(1);
 	ASSERT_EQ(c.trims, 1, "ev_stats[1].trims");
 	ASSERT_EQ(c.marks_in_row, 1, "a mid-path trim is a mark");

@@ -53,7 +53,7 @@ TEST_CASE(test_xdp_rack_losses, "mrc.xdp_rack_losses")
 	s.psn = 1019;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1, "one loss");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1011, "report stops at the plane-2 hole");
 	ASSERT_EQ(ev_ctr(0).losses, 1, "ev_stats[0].losses");
@@ -64,7 +64,7 @@ TEST_CASE(test_xdp_rack_losses, "mrc.xdp_rack_losses")
 	s.psn = 1018;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1, "the plane-2 hole is lost now");
-	expect_event(0, MRC_EVT_LOSS, 0, 1011, 0xB0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1011, 0xB0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
 	ASSERT_EQ(ev_ctr(1).losses, 1, "ev_stats[1].losses");
@@ -92,7 +92,7 @@ TEST_CASE(test_xdp_rack_losses, "mrc.xdp_rack_losses")
 	s.psn = 1019;
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1, "1 ns more overtakes the first hole only");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1011, "the second hole waits");
 	ASSERT_EQ(tx.srtt_ns, 80000, "resends took no RTT sample");
@@ -107,7 +107,7 @@ TEST_CASE(test_xdp_rack_losses, "mrc.xdp_rack_losses")
 	s.psn = 1020;					/* no record */
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 3, "one loss, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xB0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xB0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1011, "the young hole waits");
 }
@@ -172,7 +172,7 @@ TEST_CASE(test_xdp_ev_reorder_rule, "mrc.xdp_ev_reorder_rule")
 	run_sack(&s, &r);
 	b = mono_ns();
 	ASSERT_EQ(drain_events(), 1, "lost by the per-EV rule");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	ASSERT_EQ(ev_ctr(0).acked_sent_ns, t0 + MRC_EV_REORDER_NS + 1000,
 		  "ev_stats[0].acked_sent_ns");
 	get_tx(&tx);
@@ -223,7 +223,7 @@ TEST_CASE(test_loss_needs_shown_missing, "mrc.loss_needs_shown_missing")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.sack_max, 1041, "sack_max");
 	ASSERT_EQ(tx.loss_mark, 1011, "cack + 1 lost; 1011, not shown, ends the report");
@@ -244,7 +244,7 @@ TEST_CASE(test_loss_needs_shown_missing, "mrc.loss_needs_shown_missing")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1, "cack + 1 lost");
-	expect_event(0, MRC_EVT_LOSS, 0, 1011, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1011, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1012, "unlogged 1012, not shown, ends the report");
 
@@ -259,7 +259,7 @@ TEST_CASE(test_loss_needs_shown_missing, "mrc.loss_needs_shown_missing")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1, "shown missing is all an unlogged hole needs");
-	expect_event(0, MRC_EVT_LOSS, 0, 1012, UNLOGGED_EV, 0);
+	expect_event(0, MRC_EVT_LOSS, 1012, UNLOGGED_EV, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1013, "shown missing but not overtaken: waits");
 
@@ -268,7 +268,7 @@ TEST_CASE(test_loss_needs_shown_missing, "mrc.loss_needs_shown_missing")
 	run_sack(&s, &r);
 	ASSERT_EQ(drain_events(), 1030 - 1013, "1013..1029 lost");
 	for (i = 0, psn = 1013; psn < 1030; psn++)
-		expect_event(i++, MRC_EVT_LOSS, 0, psn, 0xA0, 0);
+		expect_event(i++, MRC_EVT_LOSS, psn, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1038, "loss_mark at sack_max - DUPTHRESH");
 	ASSERT_EQ(read_qp_stats(SLOT).losses, 20, "qp_stats.losses: each hole once");
@@ -304,7 +304,7 @@ TEST_CASE(test_loss_stale_sack, "mrc.loss_stale_sack")
 	run_sack(&s, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1 + 2, "one loss, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.sack_max, 1031, "sack_max");
 	ASSERT_EQ(tx.loss_mark, 1011, "1011, not shown by the newer SACK, waits");
@@ -372,7 +372,7 @@ TEST_CASE(test_loss_lost_sack, "mrc.loss_lost_sack")
 		expect_xdp_drop(&r);
 	}
 	ASSERT_EQ(drain_events(), 1 + 2, "cack + 1 lost, two completions");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.sack_max, 1030, "sack_max");
 	ASSERT_EQ(tx.loss_mark, 1011, "1011..1019 never shown missing: not lost");
@@ -407,7 +407,7 @@ TEST_CASE(test_loss_lost_sack, "mrc.loss_lost_sack")
 	run_sack(&s, &r);
 	b = mono_ns();
 	ASSERT_EQ(drain_events(), 1, "lost past the give-up window");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA0, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA0, 0);
 	ASSERT_EQ(drain_ev_events(), 1, "one EV event");
 	expect_ev_event(0, 0, 0xA0, 1, 0, MRC_EVR_LOSS, 1010, t0, a, b);
 }
@@ -458,7 +458,7 @@ TEST_CASE(test_loss_same_ev_rule, "mrc.loss_same_ev_rule")
 	b = mono_ns();
 	expect_xdp_drop(&r);
 	ASSERT_EQ(drain_events(), 1, "1 ns more: lost");
-	expect_event(0, MRC_EVT_LOSS, 0, 1010, 0xA1, 0);
+	expect_event(0, MRC_EVT_LOSS, 1010, 0xA1, 0);
 	get_tx(&tx);
 	ASSERT_EQ(tx.loss_mark, 1018, "loss_mark at sack_max - DUPTHRESH");
 	ASSERT_EQ(tx.srtt_ns, 8000000, "resends took no RTT sample");

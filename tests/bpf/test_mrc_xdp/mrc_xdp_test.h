@@ -89,7 +89,7 @@ int bit_of(const __u64 *bm, __u32 psn);
 void set_bit_of(__u64 *bm, __u32 psn);
 void set_qp_state(__u32 state);
 /* Context-ring event i (after drain_events()) is this one. */
-void expect_event(int i, __u32 type, __u64 wr_id, __u32 psn, __u32 ev,
+void expect_event(int i, __u32 type, __u32 psn, __u32 ev,
 		  __u32 reason);
 
 /* mrc_ctl_stats, summed over the CPUs. */
