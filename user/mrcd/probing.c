@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,10 +16,15 @@
 #include "mrcd/mrcd.h"
 #include "mrc.skel.h"
 
+/* The engine's messages are ours: "mrcd: " and the line. */
+static void engine_says(void *arg, const char *msg)
+{
+	(void)arg;
+	pr_err("%s\n", msg);
+}
+
 static void probe_setup(const struct agent *a, struct pe_setup *ps)
 {
-	const struct mrc *s = a->skel;
-
 	memset(ps, 0, sizeof(*ps));
 	ps->n_planes = a->n_planes;
 	for (int i = 0; i < a->n_planes; i++) {
@@ -29,19 +35,15 @@ static void probe_setup(const struct agent *a, struct pe_setup *ps)
 	ps->probe_successes = a->opt.probe_successes;
 	ps->probe_interval_ms = a->opt.probe_interval_ms;
 	ps->udp_port = a->opt.port;
-	ps->fd_planes = bpf_map__fd(s->maps.mrc_planes);
-	ps->fd_qps = bpf_map__fd(s->maps.mrc_qps);
-	ps->fd_qp_evs = bpf_map__fd(s->maps.mrc_qp_evs);
-	ps->fd_tx = bpf_map__fd(s->maps.mrc_tx);
-	ps->fd_ev_profiles = bpf_map__fd(s->maps.mrc_ev_profiles);
-	ps->fd_ctl_stats = bpf_map__fd(s->maps.mrc_ctl_stats);
-	ps->fd_ev_events = bpf_map__fd(s->maps.mrc_ev_events);
+	/* Pinned (and mrc_cfg's ABI version written) by now: load.c, config.c. */
+	ps->pin_dir = a->paths.pin_dir;
+	ps->log = engine_says;
 }
 
 int start_probing(struct agent *a)
 {
 	struct pe_setup ps;
-	char err[256];
+	char err[PATH_MAX + 256];
 
 	a->ev_tables = ev_table_map(bpf_map__fd(a->skel->maps.mrc_qp_evs));
 	if (!a->ev_tables) {
