@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * Unit tests of user/agent/cc_view: the RTT percentiles mrcctl `qp show` and
- * mrc-perf's "cc" read from a window's histogram, and the JSON members
- * both print.
+ * mrc-perf's "cc" read from a window's histogram, the JSON members
+ * both print, and opening a window's view without pins.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static void add(struct mrc_cc_view *v, uint64_t rtt_ns, uint64_t n)
 	v->rtt_hist[mrc_rtt_bucket(rtt_ns)] += n;
 }
 
-static void test_no_samples(void)
+TEST_CASE(test_no_samples, "cc_view.no_samples")
 {
 	struct mrc_cc_view v = {};
 
@@ -28,7 +29,7 @@ static void test_no_samples(void)
 	ASSERT_EQ(cc_rtt_percentile_ns(&v, 99), 0, "p99 without samples");
 }
 
-static void test_one_bucket(void)
+TEST_CASE(test_one_bucket, "cc_view.one_bucket")
 {
 	struct mrc_cc_view v = {};
 	uint64_t top;
@@ -42,7 +43,7 @@ static void test_one_bucket(void)
 	ASSERT_TRUE(top >= 20000 && top <= 20000 + 20000 / 16 + 1024, "20 us bucket edge");
 }
 
-static void test_tail(void)
+TEST_CASE(test_tail, "cc_view.tail")
 {
 	struct mrc_cc_view v = {};
 	uint64_t fast = mrc_rtt_bucket_top_ns(mrc_rtt_bucket(10000));
@@ -65,7 +66,7 @@ static void test_tail(void)
 	ASSERT_EQ(cc_rtt_percentile_ns(&v, 50), slow, "p50 of 1/2");
 }
 
-static void test_overflow_bucket(void)
+TEST_CASE(test_overflow_bucket, "cc_view.overflow_bucket")
 {
 	struct mrc_cc_view v = {};
 
@@ -74,7 +75,7 @@ static void test_overflow_bucket(void)
 		  "above the histogram");
 }
 
-static void test_json_members(void)
+TEST_CASE(test_json_members, "cc_view.json_members")
 {
 	struct mrc_cc_view v = { .cwnd = 262144, .algo = MRC_CC_NSCC, .inflight = 4096,
 				 .min_rtt_ns = 9000, .n_md = 3, .acked_bytes = 1 << 20 };
@@ -102,12 +103,21 @@ static void test_json_members(void)
 		    !strcmp(cc_algo_name(7), "?"), "algorithm names");
 }
 
+/* Through user/common/pins.h: no pins, no fds, and a message that says why. */
+TEST_CASE(test_open_without_pins, "cc_view.open_without_pins")
+{
+	struct cc_view_src src;
+	char err[512] = "";
+	int rc = cc_view_open(&src, "/nonexistent/mrc-test-cc-view", 1, err, sizeof(err));
+
+	ASSERT_EQ(rc, -ENOENT, "no pin folder");
+	ASSERT_TRUE(strstr(err, "is mrcd running?") != NULL, err);
+	ASSERT_TRUE(src.fd_qps == -1 && src.fd_view == -1, "nothing open");
+	cc_view_close(&src);
+}
+
 int main(void)
 {
-	RUN_TEST("cc_view.no_samples", test_no_samples);
-	RUN_TEST("cc_view.one_bucket", test_one_bucket);
-	RUN_TEST("cc_view.tail", test_tail);
-	RUN_TEST("cc_view.overflow_bucket", test_overflow_bucket);
-	RUN_TEST("cc_view.json_members", test_json_members);
+	RUN_REGISTERED_TESTS();
 	return TEST_EXIT();
 }

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "common/errmsg.h"
+#include "common/pins.h"
 #include "agent/json_out.h"
 
 const char *cc_algo_name(uint32_t algo)
@@ -40,21 +41,40 @@ void cc_view_json_members(FILE *f, const struct mrc_cc_view *v)
 		cc_rtt_percentile_ns(v, 50) / 1e3, cc_rtt_percentile_ns(v, 99) / 1e3);
 }
 
-static int open_pin(const char *pin_dir, const char *name, int *fd,
-		    char *err, size_t errlen)
+/*
+ * mrc_qps, through user/common/pins.h: its shape and mrc_cfg's ABI
+ * version checked, so a value of another build is never misread.
+ */
+static int open_qps(const char *pin_dir, int *fd, char *err, size_t errlen)
+{
+	static const enum mrc_pin qps = MRC_PIN_QPS;
+	struct mrc_pins p;
+	int rc;
+
+	rc = mrc_pins_open(&p, pin_dir, &qps, 1, err, errlen);
+	if (rc)
+		return rc;
+	*fd = p.fd[MRC_PIN_QPS];
+	p.fd[MRC_PIN_QPS] = -1;
+	mrc_pins_close(&p);
+	return 0;
+}
+
+static int open_view(const char *pin_dir, int *fd, char *err, size_t errlen)
 {
 	char path[512];
+	int rc;
 
-	if (snprintf(path, sizeof(path), "%s/%s", pin_dir, name) >= (int)sizeof(path))
-		return fail(-ENAMETOOLONG, err, errlen, "pin path too long: %s/%s",
-			    pin_dir, name);
-	*fd = bpf_obj_get(path);
-	if (*fd >= 0)
+	rc = mrc_pin_open(pin_dir, MRC_PIN_CC_VIEW, err, errlen);
+	if (rc >= 0) {
+		*fd = rc;
 		return 0;
-	if (errno == ENOENT && !strcmp(name, "mrc_cc_view"))
+	}
+	if (rc == -ENOENT && !mrc_pin_path(path, sizeof(path), pin_dir,
+					   MRC_PIN_CC_VIEW, NULL, 0))
 		return fail(-ENOENT, err, errlen, "%s is missing: the fast path mrcd "
 			    "loaded has no congestion control (an older mrcd?)", path);
-	return fail(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));
+	return rc;
 }
 
 int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
@@ -66,10 +86,9 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 
 	s->fd_qps = s->fd_view = -1;
 	s->slot = 0;
-	rc = open_pin(pin_dir, "mrc_qps", &s->fd_qps, err, errlen);
+	rc = open_qps(pin_dir, &s->fd_qps, err, errlen);
 	if (rc)
 		return rc;
-	/* An older mrc_qps value is shorter: what it lacks reads as 0. */
 	memset(&qi, 0, sizeof(qi));
 	if (!qpn || bpf_map_lookup_elem(s->fd_qps, &key, &qi))
 		return fail(qpn ? -errno : -EINVAL, err, errlen, "reading QP %u in "
@@ -80,7 +99,7 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 	s->slot = qi.cc_slot;
 	if (!s->slot)
 		return 0;
-	return open_pin(pin_dir, "mrc_cc_view", &s->fd_view, err, errlen);
+	return open_view(pin_dir, &s->fd_view, err, errlen);
 }
 
 int cc_view_read(const struct cc_view_src *s, struct mrc_cc_view *v)

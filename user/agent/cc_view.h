@@ -68,9 +68,10 @@ struct cc_view_src {
 
 /*
  * Open mrc_qps in `pin_dir` and find QP `qpn`'s window; with one, open
- * mrc_cc_view too. 0 (s->slot 0 = the QP has no window), or -errno with
- * the reason in `err` (a fast path without congestion control has no
- * mrc_cc_view: -ENOENT). cc_view_close() in every case.
+ * mrc_cc_view too (user/common/pins.h: shapes and ABI version checked).
+ * 0 (s->slot 0 = the QP has no window), or -errno with the reason in
+ * `err` (a fast path without congestion control has no mrc_cc_view:
+ * -ENOENT; pins of another build: -EPROTO). cc_view_close() in every case.
  */
 int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 		 char *err, size_t errlen);

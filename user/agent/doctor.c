@@ -28,6 +28,7 @@
 #include "agent/agent_cmds.h"
 #include "agent/agent_ipc.h"
 #include "agent/json_out.h"
+#include "common/pins.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC		0xcafe4a11
@@ -43,15 +44,8 @@
 #define DOCTOR_TC_HANDLE	0x4d43
 #define DOCTOR_TC_PRIO		0x4d43
 
-/* The pinned maps of bpf/mrc.bpf.c (every one is LIBBPF_PIN_BY_NAME). */
-static const char *const map_names[] = {
-	"mrc_cfg", "mrc_qp_owner", "mrc_ctx_owner", "mrc_planes", "mrc_qps",
-	"mrc_peers", "mrc_qp_evs", "mrc_rx", "mrc_tx", "mrc_ev_stats",
-	"mrc_send_log", "mrc_rev_evs", "mrc_plane_of", "mrc_ev_profiles",
-	"mrc_cc_profiles", "mrc_events", "mrc_qp_stats", "mrc_drops",
-	"mrc_ev_events", "mrc_ctl_stats", "mrc_cc", "mrc_cc_owner", "mrc_cc_view",
-};
-#define N_MAPS	(sizeof(map_names) / sizeof(map_names[0]))
+/* The pinned maps of bpf/mrc.bpf.c: user/common/pins.c's list. */
+#define N_MAPS	((size_t)MRC_PIN__COUNT)
 
 enum dr_status { DR_OK, DR_WARN, DR_FAIL };
 
@@ -377,68 +371,106 @@ static void append(char *buf, size_t len, const char *s)
 		snprintf(buf + used, len - used, "%s%s", used ? ", " : "", s);
 }
 
-static void check_maps(struct doctor *d)
+/*
+ * One pinned map: present or not, its shape against this build's
+ * (and, for mrc_cfg, the ABI version mrcd wrote), whether it has BTF.
+ */
+struct map_census {
+	unsigned int present, n_missing, n_no_btf, n_typeless, n_shape;
+	char missing[320], no_btf[320], shape[320];
+	char first_shape_err[320];
+	int first_errno;
+};
+
+static void census_one(struct map_census *m, const char *dir, enum mrc_pin id)
 {
-	char path[PATH_MAX + 64], pbuf[PATH_MAX + 16];
-	char missing[320] = "", no_btf[320] = "";
-	unsigned int present = 0, n_missing = 0, n_no_btf = 0, n_typeless = 0, i;
-	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
-	int first_errno = 0;
-	struct dr_check *c;
+	const char *name = mrc_pin_spec(id)->name;
+	char path[PATH_MAX + 64], err[320];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd, rc;
 
-	for (i = 0; i < N_MAPS; i++) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, map_names[i]);
+	if (mrc_pin_path(path, sizeof(path), dir, id, NULL, 0))
+		fd = -1, errno = ENAMETOOLONG;
+	else
 		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			if (!first_errno)
-				first_errno = errno;
-			n_missing++;
-			append(missing, sizeof(missing), map_names[i]);
-			continue;
-		}
-		present++;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-			n_no_btf++;
-			append(no_btf, sizeof(no_btf), map_names[i]);
-		} else if (info.type == BPF_MAP_TYPE_RINGBUF ||
-			   info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
-			   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-			   info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
-			/* No value type (ring buffer, map of maps): no BTF to have. */
-			n_typeless++;
-		} else if (!info.btf_id) {
-			n_no_btf++;
-			append(no_btf, sizeof(no_btf), map_names[i]);
-		}
-		close(fd);
-	}
-	if (!n_missing && !n_no_btf) {
-		add(d, "pinned maps", DR_OK, "all %zu maps of mrc.bpf.c in %s, "
-		    "with BTF (but %u ring buffers/maps of maps, which have none)", N_MAPS, dir,
-		    n_typeless);
+	if (fd < 0) {
+		if (!m->first_errno)
+			m->first_errno = errno;
+		m->n_missing++;
+		append(m->missing, sizeof(m->missing), name);
 		return;
 	}
-	if (!present) {
+	m->present++;
+	rc = mrc_pin_check(fd, id, dir, err, sizeof(err));
+	if (!rc && id == MRC_PIN_CFG)
+		rc = mrc_pins_check_abi(fd, dir, err, sizeof(err));
+	if (rc) {
+		if (!m->n_shape++)
+			snprintf(m->first_shape_err, sizeof(m->first_shape_err), "%s", err);
+		append(m->shape, sizeof(m->shape), name);
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		m->n_no_btf++;
+		append(m->no_btf, sizeof(m->no_btf), name);
+	} else if (info.type == BPF_MAP_TYPE_RINGBUF ||
+		   info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
+		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+		   info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+		/* No value type (ring buffer, map of maps): no BTF to have. */
+		m->n_typeless++;
+	} else if (!info.btf_id) {
+		m->n_no_btf++;
+		append(m->no_btf, sizeof(m->no_btf), name);
+	}
+	close(fd);
+}
+
+static void check_maps(struct doctor *d)
+{
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	char pbuf[PATH_MAX + 16];
+	struct map_census m = {};
+	struct dr_check *c;
+	unsigned int i;
+
+	for (i = 0; i < MRC_PIN__COUNT; i++)
+		census_one(&m, dir, (enum mrc_pin)i);
+	if (!m.n_missing && !m.n_no_btf && !m.n_shape) {
+		add(d, "pinned maps", DR_OK, "all %zu maps of mrc.bpf.c in %s, "
+		    "with BTF (but %u ring buffers/maps of maps, which have none)", N_MAPS, dir,
+		    m.n_typeless);
+		return;
+	}
+	if (!m.present) {
 		c = add(d, "pinned maps", DR_FAIL, "none of the %zu maps in %s "
-			"(%s)", N_MAPS, dir, strerror(first_errno));
-		if (first_errno == EACCES || first_errno == EPERM)
+			"(%s)", N_MAPS, dir, strerror(m.first_errno));
+		if (m.first_errno == EACCES || m.first_errno == EPERM)
 			set_fix(c, "run as root: sudo mrcctl doctor");
 		else
 			set_fix(c, "start mrcd: mrcd --planes IF[,IF..] --daemon%s",
 				pin_arg(d, pbuf, sizeof(pbuf)));
 		return;
 	}
-	if (n_missing)
+	if (!m.n_missing && !m.n_no_btf) {
+		/* All there, but not what this build reads: another build's mrcd. */
+		c = add(d, "pinned maps", DR_FAIL, "all %zu present in %s, %u of "
+			"another shape than this build's: %s (%s)", N_MAPS, dir,
+			m.n_shape, m.shape, m.first_shape_err);
+		set_fix(c, "run mrcd and mrcctl of one build: mrcd --detach%s, then "
+			"mrcd --planes IF[,IF..] --daemon%s from this build",
+			pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		return;
+	}
+	if (m.n_missing)
 		c = add(d, "pinned maps", DR_FAIL, "%u of %zu present in %s, "
-			"%u missing: %s%s%s", present, N_MAPS, dir, n_missing,
-			missing, n_no_btf ? "; without BTF: " : "", no_btf);
+			"%u missing: %s%s%s%s%s", m.present, N_MAPS, dir, m.n_missing,
+			m.missing, m.n_no_btf ? "; without BTF: " : "", m.no_btf,
+			m.n_shape ? "; of another shape: " : "", m.shape);
 	else
 		c = add(d, "pinned maps", DR_FAIL, "all %zu present in %s, %u "
-			"without BTF: %s", N_MAPS, dir, n_no_btf, no_btf);
+			"without BTF: %s%s%s", N_MAPS, dir, m.n_no_btf, m.no_btf,
+			m.n_shape ? "; of another shape: " : "", m.shape);
 	/* Stale or foreign pins: clean them and start again. */
 	set_fix(c, "mrcd --detach%s (removes stale pins), then mrcd --planes "
 		"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
@@ -566,7 +598,7 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 
 static void check_planes(struct doctor *d)
 {
-	char path[PATH_MAX + 64], pbuf[PATH_MAX + 16];
+	char path[PATH_MAX + 64], pbuf[PATH_MAX + 16], err[PATH_MAX + 256];
 	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
 	unsigned int used = 0;
 	struct dr_check *c;
@@ -574,10 +606,18 @@ static void check_planes(struct doctor *d)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/mrc_planes", dir);
-	fd = bpf_obj_get(path);
+	fd = mrc_pin_open(dir, MRC_PIN_PLANES, err, sizeof(err));
+	if (fd == -EPROTO) {
+		/* Another build's table: its planes would be misread. */
+		c = add(d, "planes", DR_FAIL, "not checked: %s", err);
+		set_fix(c, "run mrcd and mrcctl of one build: mrcd --detach%s, then "
+			"mrcd --planes IF[,IF..] --daemon%s from this build",
+			pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		return;
+	}
 	if (fd < 0) {
 		c = add(d, "planes", DR_FAIL, "not checked: cannot open %s (%s)",
-			path, strerror(errno));
+			path, strerror(-fd));
 		set_fix(c, "start mrcd: mrcd --planes IF[,IF..] --daemon%s",
 			pin_arg(d, pbuf, sizeof(pbuf)));
 		return;

@@ -70,15 +70,26 @@ struct pe_plane_cfg {
 	int ifindex;
 };
 
+/*
+ * What the engine has to say as it runs (a plane's link went down or up,
+ * a map it could not write), one line without its '\n': the program
+ * prints it, the engine never does.
+ */
+typedef void (*pe_log_fn)(void *arg, const char *msg);
+
 struct pe_setup {
 	int n_planes;
 	struct pe_plane_cfg planes[MRC_MAX_PLANES_ABI];
 	uint32_t probe_successes;
 	uint32_t probe_interval_ms;
 	uint16_t udp_port;		/* MRC's, where probes and status go */
-	/* Map fds (the engine keeps its own references). */
-	int fd_planes, fd_qps, fd_qp_evs, fd_tx, fd_ev_profiles, fd_ctl_stats;
-	int fd_ev_events;		/* ring buffer */
+	/*
+	 * The pin folder: the engine opens the maps it uses there (its own
+	 * fds, user/common/pins.h, checked), only during pe_open().
+	 */
+	const char *pin_dir;
+	pe_log_fn log;			/* NULL: say nothing */
+	void *log_arg;
 };
 
 /* What `mrcctl status` shows of the engine. */
@@ -95,7 +106,7 @@ struct pe_status {
 
 struct probe_engine;
 
-/* NULL with the reason in err. */
+/* NULL with the reason in err (pinned maps of another build among them). */
 struct probe_engine *pe_open(const struct pe_setup *setup, char *err, size_t errlen);
 void pe_close(struct probe_engine *pe);
 

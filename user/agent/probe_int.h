@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The probe engine's insides, shared by its files (user/agent/probe_*.c);
+ * probe_engine.h is its interface.
+ *
+ *   probe_engine.c  set-up, the poll loop and its tick, the sockets
+ *   probe_scan.c    the slots it follows, the tables' scan, XDP's event
+ *                   ring and the event log
+ *   probe_send.c    an EV's probing: schedule, backoff, probes, answers
+ *   probe_links.c   plane links, port status out and in
+ *   probe_jobs.c    `mrcctl probe`
+ *
+ * Per QP slot the engine keeps what it knows of each EV (GOOD, ASSUMED_BAD
+ * or DENIED) and the EV's probe state. It learns of slots from XDP's
+ * events, from port status, and from a cheap look at every table's
+ * `n_down` each tick; it forgets a slot when its QP leaves RTS or is
+ * created anew (mrc_tx generation), both read from the mmapped mrc_tx.
+ * mrc_qps (one syscall) is read only when a slot is first looked at.
+ */
+#ifndef MRC_PROBE_INT_H
+#define MRC_PROBE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/clock.h"
+#include "agent/probe_engine.h"
+#include "common/pins.h"
+
+#define MS_NS		1000000ull
+#define PE_ANNOUNCES	16
+#define PE_MAX_DESTS	512	/* distinct (plane, peer address) for port status */
+#define PE_IDLE_FORGET_NS	(30000 * MS_NS)	/* quiet slots are let go after this */
+#define PE_MASK_REFRESH_NS	(1000 * MS_NS)
+#define PE_MAX_CANDIDATES	4096
+#define ANNOUNCE_TIMES	3	/* a port status goes out 3 times */
+
+
+/* What the engine has reported about an EV. */
+enum known {
+	KNOWN_GOOD,
+	KNOWN_BAD,
+	KNOWN_DENIED,	/* deny/allow report nothing: followed silently */
+};
+
+struct pe_ev {
+	uint64_t next_ns;	/* next probe; 0 = none planned */
+	uint64_t sent_ns;	/* the probe we wait for; 0 = none */
+	uint64_t promoted_ns;	/* last return to GOOD by probes */
+	uint16_t tag;		/* of the probe we wait for */
+	uint8_t known;		/* enum known */
+	uint8_t successes;	/* answered in a row */
+	uint8_t shift;		/* interval = base << shift (flapping) */
+};
+
+struct pe_slot {
+	uint32_t generation;	/* mrc_tx generation of the QP we know */
+	uint32_t n_evs;
+	bool quiet;		/* nothing down at the last look */
+	uint64_t active_ns;	/* last time anything was down */
+	struct mrc_qp_info info;
+	struct pe_ev ev[MRC_MAX_EVS];
+};
+
+struct pe_plane {
+	char name[IFNAMSIZ];
+	int ifindex;
+	bool up;
+	bool has4, has6;
+	uint8_t addr4[4], addr6[16];
+	int sock4, sock6;
+	uint16_t port4, port6;
+};
+
+/* A port status we repeat: at 0, 5 and 20 ms. */
+struct pe_announce {
+	uint64_t t0;
+	uint8_t plane, status, sent;
+};
+
+struct pe_job {
+	struct pe_job_req req;
+	int fd;
+	uint16_t port;
+	uint32_t base_id;
+	uint32_t sent, answered;
+	bool waiting;
+	bool done;
+	uint64_t sent_ns, next_ns;
+	uint64_t rtt_min, rtt_max, rtt_sum;
+	uint64_t *rtt;		/* per probe; 0 = no answer */
+	uint32_t *service;
+	char *out;
+	size_t out_len, out_cap;
+};
+
+struct profile_mask {
+	uint64_t read_ns;
+	uint32_t mask;
+};
+
+enum fd_kind { FD_TIMER, FD_RING, FD_LINK, FD_CTL, FD_PLANE, FD_JOB };
+
+struct pe_fd {
+	enum fd_kind kind;
+	int plane;		/* FD_PLANE: index */
+	struct pe_job *job;	/* FD_JOB */
+};
+
+struct probe_engine {
+	struct pe_setup cfg;
+	struct mrc_pins pins;	/* the maps the engine uses, its own fds */
+	struct pe_plane planes[MRC_MAX_PLANES_ABI];
+	int timer_fd, link_fd, ctl_fd;
+	uint16_t agent_port;
+	struct ring_buffer *ring;
+	struct mrc_qp_evs *evs;
+	const struct mrc_tx_state *tx;
+	size_t tx_map_len;
+	struct pe_slot *slots[MRC_MAX_QPS];
+	struct ev_log log;
+	uint64_t counters[PE_N_COUNTERS];
+	uint64_t best_rtt_ns;
+	uint64_t xdp_lost, xdp_lost_read_ns;
+	uint64_t *percpu;	/* mrc_ctl_stats of every CPU */
+	int n_cpus;
+	struct profile_mask masks[MRC_MAX_PROFILES];
+	struct mrc_ev_profile_rec *prof_buf;
+	struct pe_announce announce[PE_ANNOUNCES];
+	struct pe_job *jobs[PE_MAX_JOBS];
+	uint32_t job_ids;
+	int budget;		/* probes left this tick */
+	uint64_t now;		/* of the work being done */
+	struct pe_fd fds[PE_MAX_FDS];
+};
+
+__attribute__((format(printf, 3, 4)))
+
+/* An ASSUMED_BAD entry the scan found without an event. */
+struct candidate {
+	uint8_t slot, idx;
+};
+
+/* What the engine has to say (a plane's link, a map it cannot write). */
+__attribute__((format(printf, 2, 3)))
+void pe_say(const struct probe_engine *pe, const char *fmt, ...);
+
+/* ---- the tables (mmapped) ----------------------------------------------- */
+
+static inline uint32_t tx_state(const struct probe_engine *pe, uint32_t slot)
+{
+	return __atomic_load_n(&pe->tx[slot].state, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t tx_generation(const struct probe_engine *pe, uint32_t slot)
+{
+	return __atomic_load_n(&pe->tx[slot].generation, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t entry_word(const struct probe_engine *pe, uint32_t slot,
+				  uint32_t idx)
+{
+	return __atomic_load_n(&pe->evs[slot].ev[idx].word, __ATOMIC_ACQUIRE);
+}
+
+static inline uint8_t known_of(uint8_t state)
+{
+	return state == MRC_EV_ASSUMED_BAD ? KNOWN_BAD :
+	       state == MRC_EV_DENIED ? KNOWN_DENIED : KNOWN_GOOD;
+}
+
+/* ---- probe_scan.c ------------------------------------------------------- */
+
+/* The slot's record if its QP is live (followed from now on), else NULL. */
+struct pe_slot *pe_slot_get(struct probe_engine *pe, uint32_t slot);
+bool pe_slot_has_peer(const struct pe_slot *s, const uint8_t addr[16]);
+/* An event about entry idx of a slot, from what the table says now. */
+void pe_record_change(struct probe_engine *pe, uint32_t slot, uint32_t idx,
+		      uint8_t state, uint8_t prev, uint8_t reason);
+/* Which slots deserve a look this tick, and the look. */
+void pe_scan_slots(struct probe_engine *pe, struct candidate *cand, int *n_cand);
+void pe_report_unreported(struct probe_engine *pe, const struct candidate *cand,
+			  int n_cand);
+/* ring_buffer__new()'s callback for mrc_ev_events. */
+int pe_on_ring_event(void *ctx, void *data, size_t size);
+void pe_drain_ring(struct probe_engine *pe);
+
+/* ---- probe_send.c ------------------------------------------------------- */
+
+void pe_on_demoted(struct probe_engine *pe, struct pe_slot *s, uint32_t idx);
+/* Demote entry idx for `reason`; true when it changed. */
+bool pe_demote(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
+	       uint32_t idx, uint8_t reason, enum pe_counter counter);
+/* One ASSUMED_BAD entry we know of: time out its probe, or send the next. */
+void pe_probe_step(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
+		   uint32_t idx, uint32_t word);
+void pe_on_probe_answer(struct probe_engine *pe, const struct mrc_eph *eph);
+/* The plane's socket for an address's family, and its port. */
+int pe_plane_sock(const struct pe_plane *p, const uint8_t addr[16], uint16_t *port);
+int pe_send_ep(struct probe_engine *pe, int fd, const uint8_t dst[16],
+	       const uint8_t *pkt);
+/* RTT from the wire-edge stamps, or our own clock if TC/XDP left them out. */
+uint64_t pe_answer_rtt(const struct mrc_eph *eph, uint64_t sent_ns, uint64_t now);
+
+/* ---- probe_links.c ------------------------------------------------------ */
+
+/* link_watch_read()'s callback. */
+void pe_on_link_change(void *arg, int ifindex, bool up);
+void pe_reread_links(struct probe_engine *pe);
+void pe_on_port_status(struct probe_engine *pe, const uint8_t src[16],
+		       const struct mrc_eph *eph);
+void pe_announce_step(struct probe_engine *pe);
+
+/* ---- probe_jobs.c ------------------------------------------------------- */
+
+void pe_job_step(struct probe_engine *pe, struct pe_job *job);
+void pe_job_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t opcode,
+		   const struct mrc_eph *eph, void *arg);
+void pe_job_free(struct pe_job *job);
+
+#endif
