@@ -19,7 +19,7 @@
 
 /* ECN echo or mid-path trim on the EV at idx: skip a turn, maybe swap. */
 static __always_inline void penalise_ev(__u32 slot, __u32 idx,
-					struct mrc_ev_counters *c)
+					struct mrc_ev_rx_counters *c)
 {
 	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
@@ -116,7 +116,7 @@ static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 					   __u32 psn, __u8 m, __u16 hold)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
-	struct mrc_ev_counters *c;
+	struct mrc_ev_rx_counters *c;
 	__u64 sample = 0;
 
 	if (!rec)
@@ -156,7 +156,7 @@ static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
 					struct mrc_qp_evs *evs, __u32 n)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
-	struct mrc_ev_counters *c;
+	struct mrc_ev_rx_counters *c;
 	__u32 idx;
 
 	if (!rec)
@@ -179,7 +179,7 @@ static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
 static __always_inline void trim_feedback(__u32 slot, __u32 psn, __u8 reason)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
-	struct mrc_ev_counters *c;
+	struct mrc_ev_rx_counters *c;
 
 	if (!rec)
 		return;

@@ -20,17 +20,20 @@ static __always_inline struct mrc_send_rec *send_rec(__u32 slot, __u32 psn)
 	return log ? &log->rec[psn % MRC_WINDOW_MAX] : NULL;
 }
 
-static __always_inline struct mrc_ev_counters *ev_counters(__u32 slot,
-							   __u32 idx)
+/* XDP's counters of one EV (its own cache line). */
+static __always_inline struct mrc_ev_rx_counters *ev_counters(__u32 slot,
+							      __u32 idx)
 {
 	struct mrc_qp_ev_stats *es = bpf_map_lookup_elem(&mrc_ev_stats, &slot);
 
-	return es ? &es->ev[idx & (MRC_MAX_EVS - 1)] : NULL;
+	return es ? &es->rx[idx & (MRC_MAX_EVS - 1)] : NULL;
 }
 
+/* TC's count of a packet sent on an EV (TC's block of the counters). */
 static __always_inline void count_ev_tx(__u32 slot, int idx, __u32 bytes)
 {
-	struct mrc_ev_counters *c = ev_counters(slot, (__u32)idx);
+	struct mrc_qp_ev_stats *es = bpf_map_lookup_elem(&mrc_ev_stats, &slot);
+	struct mrc_ev_tx_counters *c = es ? &es->tx[(__u32)idx & (MRC_MAX_EVS - 1)] : NULL;
 
 	if (!c)
 		return;

@@ -208,7 +208,7 @@ static long count_bad_sibling_step(__u32 j, void *data)
 		return 1;
 	w = READ_ONCE(sc->evs->ev[j & (MRC_MAX_EVS - 1)].word);
 	if (j != sc->skip && MRC_EV_WORD_STATE(w) == MRC_EV_ASSUMED_BAD) {
-		struct mrc_ev_counters *c = ev_counters(sc->slot, j);
+		struct mrc_ev_rx_counters *c = ev_counters(sc->slot, j);
 
 		if (!c || sc->now - READ_ONCE(c->lost_ns) >= MRC_SAME_PATH_WINDOW_NS)
 			return 0;

@@ -452,7 +452,11 @@ MRC_ABI_ASSERT_LINES(struct mrc_qp_evs);
 /* Consecutive answered probes that bring an ASSUMED_BAD EV back (default). */
 #define MRC_PROBE_SUCCESSES_DEFAULT	3
 
-/* Per-EV counters of one QP (array indexed by slot). Updated atomically. */
+/*
+ * Per-EV counters of one QP, as readers see them (mrcctl ev list, tests):
+ * mrc_ev_counters_of() assembles them from the two blocks of
+ * struct mrc_qp_ev_stats, which are split by writer.
+ */
 struct mrc_ev_counters {
 	__u64	packets;	/* sent on this EV (TC) */
 	__u64	bytes;
@@ -476,9 +480,55 @@ MRC_ABI_ASSERT_SIZE(struct mrc_ev_counters, 80);
  */
 #define MRC_SAME_PATH_WINDOW_NS	20000000
 
-struct mrc_qp_ev_stats {
-	struct mrc_ev_counters ev[MRC_MAX_EVS];
+/* What TC counts per EV, per packet sent. */
+struct mrc_ev_tx_counters {
+	__u64	packets;
+	__u64	bytes;
 };
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_tx_counters, 16);
+
+/* What XDP counts per EV from the SACKs and NACKs: one cache line. */
+struct mrc_ev_rx_counters {
+	__u64	acked;
+	__u64	ecn;
+	__u64	trims;
+	__u64	losses;
+	__u64	rtt_sum_ns;
+	__u32	rtt_samples;
+	__u32	marks_in_row;
+	__u64	acked_sent_ns;
+	__u64	lost_ns;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_rx_counters, MRC_CACHE_LINE);
+
+/*
+ * Per-EV counters of one QP (array indexed by slot), updated atomically,
+ * in two blocks by writer so that TC's per-packet adds and XDP's per-SACK
+ * updates never touch one cache line.
+ */
+struct mrc_qp_ev_stats {
+	struct mrc_ev_rx_counters rx[MRC_MAX_EVS];	/* XDP */
+	struct mrc_ev_tx_counters tx[MRC_MAX_EVS];	/* TC */
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_ev_stats, 80 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_LINE(struct mrc_qp_ev_stats, tx);
+
+/* The counters of entry idx, both blocks together. */
+static inline struct mrc_ev_counters
+mrc_ev_counters_of(const struct mrc_qp_ev_stats *s, __u32 idx)
+{
+	const struct mrc_ev_rx_counters *rx = &s->rx[idx % MRC_MAX_EVS];
+	struct mrc_ev_counters c = {
+		.packets = s->tx[idx % MRC_MAX_EVS].packets,
+		.bytes = s->tx[idx % MRC_MAX_EVS].bytes,
+		.acked = rx->acked, .ecn = rx->ecn, .trims = rx->trims,
+		.losses = rx->losses, .rtt_sum_ns = rx->rtt_sum_ns,
+		.rtt_samples = rx->rtt_samples, .marks_in_row = rx->marks_in_row,
+		.acked_sent_ns = rx->acked_sent_ns, .lost_ns = rx->lost_ns,
+	};
+
+	return c;
+}
 
 /*
  * Send log of one QP, by PSN % MRC_WINDOW_MAX: which EV and plane carried

@@ -290,7 +290,7 @@ void put_rec(__u32 psn, __u8 ev_idx, __u8 plane, __u8 flags, __u64 sent_ns)
 struct mrc_ev_counters ev_ctr(__u32 idx)
 {
 	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
-	return ev_stats_buf.ev[idx % MRC_MAX_EVS];
+	return mrc_ev_counters_of(&ev_stats_buf, idx);
 }
 
 /* Plane `plane` (1-based) is interface ifindex with these source addresses. */

@@ -53,7 +53,8 @@ CMD_EXECUTOR(cmd_exec_ev_list)
 			"TRIMS", "LOSSES", "RTT_US");
 	for (i = 0; i < n; i++) {
 		const struct mrc_ev_entry *e = &t->evs.ev[i];
-		const struct mrc_ev_counters *s = &t->stats.ev[i];
+		const struct mrc_ev_counters ctr = mrc_ev_counters_of(&t->stats, i);
+		const struct mrc_ev_counters *s = &ctr;
 		bool active = e->flags & MRC_EV_F_ACTIVE;
 		double rtt = s->rtt_samples ? (double)s->rtt_sum_ns / s->rtt_samples / 1e3 : 0;
 		char ev[16], rtt_s[24];

@@ -195,7 +195,7 @@ TEST_CASE(test_xdp_same_path_window, "mrc.xdp_same_path_window")
 	evs.n_down = 1;
 	put_evs(&evs);
 	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
-	ev_stats_buf.ev[0].lost_ns = mono_ns() - 2 * MRC_SAME_PATH_WINDOW_NS;
+	ev_stats_buf.rx[0].lost_ns = mono_ns() - 2 * MRC_SAME_PATH_WINDOW_NS;
 	write_slot(MFD(mrc_ev_stats), &ev_stats_buf, "write mrc_ev_stats");
 	sent = mono_ns() - 5000000;
 	put_rec(1011, 1, 1, 0, sent);
