@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trimming end to end: congested links trim MRC data to its headers
 # (lab/lab_fabric.bpf.c), the responder's XDP answers each trimmed header
-# with a NACK in place (XDP_TX, bpf/trim_nack.h), the requester's XDP turns
+# with a NACK in place (XDP_TX, bpf/mrc/trim_nack.h), the requester's XDP turns
 # the NACK into a resend, and the transfer completes with its data
 # verified. Once with plane 1's spines as the bottleneck (trimmed mid-path,
 # DSCP 0x2C: NACK TRIMMED), once more over IPv6, once with h2's plane-1

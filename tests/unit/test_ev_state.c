@@ -2,7 +2,7 @@
 /*
  * Unit tests of user/common/ev_state.c: the EV state changes libmrc (timeouts)
  * and mrcd (probes, port status, deny/allow) make on a QP's EV table. The
- * rules must match the BPF side (tests/bpf/test_mrc_xdp.c checks those):
+ * rules must match the BPF side (tests/bpf/test_mrc_xdp/ checks those):
  * backups of the same plane take a demoted EV's place, an owed place is
  * given back on recovery, ev_min_active is a floor for automatic
  * demotion, and DENIED is reached and left only through deny/allow.

@@ -2,7 +2,7 @@
 /*
  * BPF unit tests of bpf/mrc.bpf.c, the MRC fast path: mrc_xdp_rx (DATA and
  * PROBE validation and steering, trimmed DATA answered with a NACK built
- * in place (XDP_TX, bpf/trim_nack.h), reverse-EV learning, SACK and NACK
+ * in place (XDP_TX, bpf/mrc/trim_nack.h), reverse-EV learning, SACK and NACK
  * processing with per-EV feedback, the congestion window (NSCC) those
  * SACKs and NACKs feed (mrc_cc, mrc_cc_view, MRC_EVT_WINDOW wake-ups),
  * EV demotion to ASSUMED_BAD with its

@@ -2,14 +2,14 @@
 /*
  * Trimmed-packet NACK: DATA a switch trimmed to its headers (DSCP
  * TRIMMED mid-path or TRIMMED_LASTHOP) answered by mrc_xdp_rx with a NACK
- * built in place and sent back with XDP_TX (bpf/trim_nack.h), over IPv4
+ * built in place and sent back with XDP_TX (bpf/mrc/trim_nack.h), over IPv4
  * and IPv6, its round trip into the requester, the trims it refuses and
  * the packets that are not trimmed.
  */
 #include "mrc_xdp_test.h"
 
 /* ====================================================================== */
-/* Tests: trimmed DATA answered with a NACK from XDP (bpf/trim_nack.h)     */
+/* Tests: trimmed DATA answered with a NACK from XDP (bpf/mrc/trim_nack.h)     */
 /* ====================================================================== */
 
 #define TRIM_TOS_MID		(MRC_DSCP_TRIMMED << 2 | 0x2)		/* + ECT(0) */
