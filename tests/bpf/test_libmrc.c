@@ -2524,6 +2524,14 @@ static int setup(void)
 		fprintf(stderr, "loading mrc: %s (run as root)\n", strerror(-err));
 		return -1;
 	}
+	/* What mrcd writes after loading: mrc_open checks the ABI version. */
+	err = bpf_map_update_elem(bpf_map__fd(skel->maps.mrc_cfg), &(__u32){ 0 },
+				  &(struct mrc_global_cfg){ .abi_version = MRC_ABI_VERSION },
+				  BPF_ANY);
+	if (err) {
+		fprintf(stderr, "writing mrc_cfg: %s\n", strerror(errno));
+		return -1;
+	}
 
 	err = bpf_xdp_attach(lo_ifindex, bpf_program__fd(skel->progs.mrc_xdp_rx),
 			     XDP_FLAGS_SKB_MODE, NULL);
