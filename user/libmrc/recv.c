@@ -246,7 +246,6 @@ void mrc_rx_reset(struct mrc_qp *qp)
 	rx->generation++;
 }
 
-
 /* ---- placement --------------------------------------------------------- */
 
 static int peer_index(const struct mrc_qp *qp, const struct sockaddr_in6 *from)

@@ -117,8 +117,9 @@ int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
 	qp->next_psn += wqe->npkts;
 
 	/*
-	 * Tell XDP which PSN completes this WRITE. No wr_id: the completion
-	 * event only names the QP and the PSN, the WQE keeps the wr_id.
+	 * Tell XDP which PSN completes this WRITE. Only that: the completion
+	 * comes back as a PSN and is matched to the WQE, which keeps the
+	 * wr_id (on_completion).
 	 */
 	tail = qp->tx->wr_tail;
 	rec = &qp->tx->wr[tail % MRC_WR_RING];
@@ -529,7 +530,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 {
 	struct tx_batch b;
 
-	/* A QP XDP failed is the progress engine's (mrc_qp_failed_by_peer). */
+	/* A QP XDP failed (fatal NACK) never gets here: see progress.c drive_qp. */
 	if (qp->state != MRC_QP_RTS)
 		return;
 	run_timer(qp);
