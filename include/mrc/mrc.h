@@ -235,6 +235,27 @@ struct mrc_qp_counters {
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 
+/* ---- messages ---------------------------------------------------------- */
+
+enum mrc_log_level {
+	MRC_LOG_ERROR	= 0,
+	MRC_LOG_WARN	= 1,
+	MRC_LOG_INFO	= 2,
+	MRC_LOG_DEBUG	= 3,
+};
+
+/*
+ * libmrc says what a return code cannot (which pinned map is missing,
+ * which profile to create) in one-line messages: `msg` has no "libmrc: "
+ * prefix and no newline. By default each is printed to stderr as
+ * "libmrc: MSG\n". mrc_set_log_fn() hands them to `fn` instead, for the
+ * whole process (every context); fn NULL restores the default. Set it
+ * before mrc_open(): the setting is not synchronised with threads using
+ * libmrc at the same time.
+ */
+typedef void (*mrc_log_fn)(int level, const char *msg, void *arg);
+void mrc_set_log_fn(mrc_log_fn fn, void *arg);
+
 /* ---- out-of-band connection set-up over TCP ---------------------------- */
 
 /* What each side tells the other to connect one QP and one region. */

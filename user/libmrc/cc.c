@@ -21,16 +21,16 @@
  * another (docs/CONGESTION.md measures both).
  *
  * When every sender of the context is held by a full window (or its
- * pacing), the context sleeps in epoll on its event ring and socket; XDP
- * writes a WINDOW event to the ring when an ack arrives for a window
- * marked `waiting`; a paced send wakes it by the epoll timeout.
+ * pacing), the context sleeps in epoll on its event ring and socket
+ * (progress.c, mrc_idle_wait); XDP writes a WINDOW event to the ring when
+ * an ack arrives for a window marked `waiting` (mrc_cc_arm_wakeup); a
+ * paced send wakes it by the epoll timeout (mrc_cc_pace_deadline).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,74 +38,48 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "mrc_int.h"
+#include "cc.h"
 #include "mrc/nscc.h"
 
 /* Link speed assumed when a plane device does not report one. */
 #define CC_FALLBACK_LINK_MBPS	10000u
-/* Longest sleep on a full window: the retransmission timer must still run. */
-#define CC_MAX_SLEEP_NS		1000000ull
 /*
  * Pacing: packets leave at PACE_GAIN_PCT % of cwnd / RTT (above 100 so the
  * pace never holds a window below itself: acks, not the clock, keep the
  * bytes in flight at cwnd), with up to PACE_BURST_PKTS back to back after
- * a pause. A pace gap shorter than PACE_SPIN_NS is waited out by polling,
- * not by sleeping (a timer wakeup costs about that much).
+ * a pause. (A gap too short to sleep through is waited out by polling:
+ * PACE_SPIN_NS in progress.c.)
  */
 #define PACE_GAIN_PCT		125u
 #define PACE_BURST_PKTS		2u
-#define PACE_SPIN_NS		20000ull
 
 static size_t cc_view_len(void)
 {
 	return mrc_array_map_len(sizeof(struct mrc_cc_view), MRC_MAX_CC);
 }
 
-/* The event ring and the socket: what can end a sleep on a full window. */
-static int open_wait_set(struct mrc_context *ctx)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	ctx->cc_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (ctx->cc_epfd < 0)
-		return -errno;
-	ev.data.fd = ring_buffer__epoll_fd(ctx->ring);
-	if (epoll_ctl(ctx->cc_epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		return -errno;
-	ev.data.fd = ctx->sock;
-	if (epoll_ctl(ctx->cc_epfd, EPOLL_CTL_ADD, ctx->sock, &ev))
-		return -errno;
-	return 0;
-}
-
-/* The maps are open (context.c open_maps): map the view, set up the waits. */
+/* The maps are open (context.c open_maps): map the view. */
 int mrc_cc_open(struct mrc_context *ctx)
 {
 	void *view = mmap(NULL, cc_view_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
-			  ctx->fd_cc_view, 0);
+			  mrc_map_fd(ctx, MRC_PIN_CC_VIEW), 0);
 
 	if (view == MAP_FAILED)
 		return -errno;
 	ctx->cc_view = view;
-	return open_wait_set(ctx);
+	return 0;
 }
 
+/* Give back this context's windows; the maps close with the context. */
 void mrc_cc_close(struct mrc_context *ctx)
 {
-	int *fds[] = { &ctx->fd_cc, &ctx->fd_cc_owner, &ctx->fd_cc_view,
-		       &ctx->fd_cc_profiles, &ctx->cc_epfd };
-
 	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
 		if (ctx->cc[i].refs)
-			bpf_map_delete_elem(ctx->fd_cc_owner, &ctx->cc[i].slot);
+			bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER),
+					    &ctx->cc[i].slot);
 	if (ctx->cc_view)
 		munmap(ctx->cc_view, cc_view_len());
 	ctx->cc_view = NULL;
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
 }
 
 /* ---- profile -> parameters -------------------------------------------- */
@@ -119,16 +93,16 @@ static int load_cc_profile(struct mrc_qp *qp, struct mrc_cc_profile_rec *rec)
 {
 	uint32_t id = qp->attr.cc_profile_id;
 
-	if (!bpf_map_lookup_elem(qp->ctx->fd_cc_profiles, &id, rec)) {
+	if (!bpf_map_lookup_elem(mrc_map_fd(qp->ctx, MRC_PIN_CC_PROFILES), &id, rec)) {
 		if (rec->state == 2)	/* ONLINE */
 			return 0;
-		fprintf(stderr, "libmrc: CC profile %u is not ONLINE (mrcctl profile cc "
-			"online %u)\n", id, id);
+		mrc_log(MRC_LOG_ERROR, "CC profile %u is not ONLINE (mrcctl profile cc "
+			"online %u)", id, id);
 		return -EINVAL;
 	}
 	if (id) {
-		fprintf(stderr, "libmrc: there is no CC profile %u (mrcctl profile cc "
-			"create %u)\n", id, id);
+		mrc_log(MRC_LOG_ERROR, "there is no CC profile %u (mrcctl profile cc "
+			"create %u)", id, id);
 		return -ENOENT;
 	}
 	memset(rec, 0, sizeof(*rec));
@@ -147,7 +121,7 @@ static uint32_t planes_link_mbps(struct mrc_context *ctx, uint32_t planes)
 		long speed = -1;
 		FILE *f;
 
-		if (bpf_map_lookup_elem(ctx->fd_planes, &i, &p) || !p.ifindex)
+		if (bpf_map_lookup_elem(mrc_map_fd(ctx, MRC_PIN_PLANES), &i, &p) || !p.ifindex)
 			break;
 		snprintf(path, sizeof(path), "/sys/class/net/%.16s/speed", p.name);
 		f = fopen(path, "r");
@@ -197,15 +171,15 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 		if (!ctx->cc[i].refs)
 			g = &ctx->cc[i];
 	for (slot = 0; g && slot < MRC_MAX_CC; slot++)
-		if (!mrc_claim_slot(ctx->fd_cc_owner, slot, ctx->pid))
+		if (!mrc_claim_slot(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), slot, ctx->pid))
 			break;
 	if (!g || slot == MRC_MAX_CC) {
 		errno = ENOSPC;
 		return NULL;
 	}
 	nscc_init(&st.nscc, p, mrc_now_ns());
-	if (bpf_map_update_elem(ctx->fd_cc, &slot, &st, BPF_ANY)) {
-		bpf_map_delete_elem(ctx->fd_cc_owner, &slot);
+	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_CC), &slot, &st, BPF_ANY)) {
+		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &slot);
 		return NULL;
 	}
 	v = &ctx->cc_view[slot];
@@ -258,7 +232,7 @@ void mrc_cc_detach(struct mrc_qp *qp)
 	qp->cc_inflight = 0;
 	if (--g->refs)
 		return;
-	bpf_map_delete_elem(qp->ctx->fd_cc_owner, &g->slot);
+	bpf_map_delete_elem(mrc_map_fd(qp->ctx, MRC_PIN_CC_OWNER), &g->slot);
 }
 
 uint32_t mrc_cc_slot(const struct mrc_qp *qp)
@@ -413,7 +387,7 @@ void mrc_cc_sent(struct mrc_qp *qp)
  * When a QP with packets queued waits only for its pace (its window has
  * room), the time the pace lets the next one go.
  */
-static bool pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
+bool mrc_cc_pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
 {
 	const struct mrc_cc_group *g = qp->cc;
 
@@ -424,85 +398,18 @@ static bool pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
 	return true;
 }
 
-/* ---- sleeping when there is nothing to do ------------------------------ */
+/* ---- waking a sleeping context ----------------------------------------- */
 
-/* Does any QP of the context need the CPU now (sends, resends, SACKs)? */
-static bool context_wants_cpu(struct mrc_context *ctx)
+/* Ask XDP for a WINDOW event on the next ack of the QP's window. */
+void mrc_cc_arm_wakeup(struct mrc_qp *qp)
 {
-	for (int i = 0; i < MRC_MAX_QPS; i++) {
-		struct mrc_qp *qp = ctx->qps[i];
-
-		if (qp && (qp->sack_due || mrc_tx_wants_cpu(qp)))
-			return true;
-	}
-	return false;
+	if (qp->cc)
+		__atomic_store_n(&qp->cc->view->waiting, 1, __ATOMIC_SEQ_CST);
 }
 
-/*
- * Ask XDP to wake us on the next ack for every window with a QP that has
- * packets queued or out (an ack may open the MPR window or the cwnd, or
- * complete something), and find the nearest retransmission deadline.
- */
-static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now)
-{
-	uint64_t sleep_ns = CC_MAX_SLEEP_NS, deadline;
-
-	for (int i = 0; i < MRC_MAX_QPS; i++) {
-		struct mrc_qp *qp = ctx->qps[i];
-
-		if (!qp)
-			continue;
-		if (pace_deadline(qp, &deadline)) {
-			if (deadline <= now + PACE_SPIN_NS)
-				return 0;
-			if (deadline - now < sleep_ns)
-				sleep_ns = deadline - now;
-		}
-		if (!mrc_tx_deadline(qp, &deadline))
-			continue;
-		if (qp->cc)
-			__atomic_store_n(&qp->cc->view->waiting, 1, __ATOMIC_SEQ_CST);
-		if (deadline <= now)
-			return 0;
-		if (deadline - now < sleep_ns)
-			sleep_ns = deadline - now;
-	}
-	return sleep_ns;
-}
-
-static void disarm_wakeups(struct mrc_context *ctx)
+void mrc_cc_disarm_wakeups(struct mrc_context *ctx)
 {
 	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
 		if (ctx->cc[i].refs)
 			__atomic_store_n(&ctx->cc[i].view->waiting, 0, __ATOMIC_RELAXED);
-}
-
-/*
- * Nothing arrived for a while and no QP can do anything: sleep until XDP
- * says an ack came for a waiting window (a WINDOW event) or writes any
- * other event, a packet arrives for the socket, or, at the latest, the
- * nearest retransmission deadline or CC_MAX_SLEEP_NS. Busy polling on a
- * full window would take the CPU from the very softirq that carries the
- * acks (and, in a lab, from the other hosts). Returns true when it slept.
- */
-bool mrc_idle_wait(struct mrc_context *ctx)
-{
-	struct epoll_event ev[2];
-	struct timespec ts;
-	uint64_t sleep_ns;
-
-	if (ctx->cc_epfd < 0 || context_wants_cpu(ctx))
-		return false;
-	sleep_ns = arm_wakeups(ctx, mrc_now_ns());
-	/* An ack between our look and the flags woke nobody: look again. */
-	if (!sleep_ns || context_wants_cpu(ctx)) {
-		disarm_wakeups(ctx);
-		return false;
-	}
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)sleep_ns;
-	epoll_pwait2(ctx->cc_epfd, ev, 2, &ts, NULL);
-	disarm_wakeups(ctx);
-	ctx->cc_sleeps++;
-	return true;
 }

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "mrc_int.h"
+#include "base.h"
 
 #define CONN_MAGIC	0x4d524358u	/* "MRCX" */
 #define CONN_VERSION	1

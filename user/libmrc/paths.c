@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * EV path discovery: which spine each EV of a QP's table crosses, so the
- * active EVs of a plane can be split evenly over its spines.
+ * Layer "paths" (see LAYERS and paths.h): a QP's EV table, built from its
+ * EV profile at RTR, and EV path discovery: which spine each EV of the
+ * table crosses, so the active EVs of a plane can be split evenly over
+ * its spines.
  *
  * ECMP hashes the 5-tuple, so a plane's 64 EVs land on its spines as a
  * coin would: 36 on one and 28 on the other is common, and the spines'
@@ -21,12 +23,14 @@
 #include <netinet/ip_icmp.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "mrc_int.h"
+#include "common/ev_profile.h"
+#include "paths.h"
 
 #define MRC_PROBE_WAIT_MS	40	/* longest wait for the first answer */
 #define MRC_PROBE_QUIET_MS	5	/* stop once answers pause this long */
@@ -250,7 +254,7 @@ static void label_paths(struct mrc_qp_evs *evs, uint32_t n, const uint32_t *rout
 	}
 }
 
-void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
+static void balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 {
 	struct plane_probe pp[MRC_MAX_PLANES_ABI];
 	uint32_t router[MRC_MAX_EVS];
@@ -270,7 +274,7 @@ void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 		struct mrc_plane pl;
 
 		if (!IN6_IS_ADDR_V4MAPPED(peer) ||
-		    bpf_map_lookup_elem(qp->ctx->fd_planes, &p, &pl) || !pl.ifindex ||
+		    bpf_map_lookup_elem(mrc_map_fd(qp->ctx, MRC_PIN_PLANES), &p, &pl) || !pl.ifindex ||
 		    !(pl.addr4[0] | pl.addr4[1] | pl.addr4[2] | pl.addr4[3]))
 			continue;
 		if (open_probe_socket(&pl, &pp[p]))
@@ -297,4 +301,139 @@ void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n)
 		if (pp[p].fd >= 0)
 			close(pp[p].fd);
 	close(icmp_fd);
+}
+
+/* ---- the EV table --------------------------------------------------------- */
+
+static int local_plane_count(struct mrc_context *ctx)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < MRC_MAX_PLANES_ABI; i++) {
+		struct mrc_plane p;
+
+		if (bpf_map_lookup_elem(mrc_map_fd(ctx, MRC_PIN_PLANES), &i, &p) || !p.ifindex)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The QP's EV profile: the one mrcd keeps under that id (it must be
+ * ONLINE), or the built-in AUTO profile for id 0 when none is defined.
+ */
+static int load_ev_profile(struct mrc_qp *qp, struct ev_profile *p,
+			   uint32_t *backups)
+{
+	struct mrc_ev_profile_rec rec;
+	uint32_t id = qp->attr.ev_profile_id;
+	char err[EV_ERR_LEN];
+
+	if (bpf_map_lookup_elem(mrc_map_fd(qp->ctx, MRC_PIN_EV_PROFILES), &id, &rec)) {
+		if (id != 0)
+			return -ENOENT;
+		*backups = 0;
+		return ev_profile_init(p, 0, EV_PROFILE_AUTO, MRC_EVF_UDP, err,
+				       sizeof(err));
+	}
+	if (ev_profile_from_rec(&rec, p, backups))
+		return -EINVAL;
+	return p->state == EV_PROFILE_STATE_ONLINE ? 0 : -EINVAL;
+}
+
+/*
+ * The first rotation order: Fisher-Yates with libc's random(), swapping
+ * only positions `stride` apart, as TC does when it redraws (see struct
+ * mrc_qp_evs). With the table's planes in turn, the rotation visits the
+ * planes in turn.
+ */
+static void shuffle(uint8_t *perm, uint32_t n, uint32_t stride)
+{
+	for (uint32_t i = 0; i < n; i++)
+		perm[i] = (uint8_t)i;
+	for (uint32_t i = n - 1; n > 1 && i > 0; i--) {
+		uint32_t j = i - stride * ((uint32_t)random() % (i / stride + 1));
+		uint8_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}
+
+/* Is entry i of the table on plane (i % planes) + 1 for every i? */
+static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
+			   uint32_t planes)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (evs->ev[i].plane != i % planes + 1)
+			return false;
+	return true;
+}
+
+/* The table, and fresh per-EV counters, send log and reverse EVs. */
+static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs)
+{
+	/* Read-only zeros, too large for the stack: safe to share. */
+	static const struct mrc_qp_ev_stats zero_stats;
+	static const struct mrc_send_log zero_log;
+	struct mrc_rev_evs zero_rev = {};
+	struct mrc_context *ctx = qp->ctx;
+	uint32_t slot = qp->slot;
+
+	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_QP_EVS), &slot, evs, BPF_ANY) ||
+	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_EV_STATS), &slot, &zero_stats,
+				BPF_ANY) ||
+	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), &slot, &zero_log,
+				BPF_ANY) ||
+	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_REV_EVS), &slot, &zero_rev, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Build the QP's path table from its EV profile, spread over the planes
+ * both ends have, and reset its per-EV counters, send log and reverse
+ * EVs. TC egress sprays over this table from the first packet.
+ */
+int mrc_install_ev_table(struct mrc_qp *qp)
+{
+	struct ev_table_entry table[MRC_MAX_EVS];	/* 2 KiB */
+	struct mrc_context *ctx = qp->ctx;
+	struct mrc_qp_evs evs = {};
+	struct ev_profile prof;
+	char err[EV_ERR_LEN];
+	uint32_t backups = 0, n = 0;
+	int planes = local_plane_count(ctx), ret;
+
+	if (planes > qp->n_peers)
+		planes = qp->n_peers;
+	if (planes < 1)
+		planes = 1;
+	ret = load_ev_profile(qp, &prof, &backups);
+	if (ret)
+		return ret;
+	ret = ev_profile_generate(&prof, (unsigned int)planes, backups, table,
+				  MRC_MAX_EVS, &n, err, sizeof(err));
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < n; i++) {
+		evs.ev[i].ev = table[i].ev;
+		evs.ev[i].plane = table[i].plane;
+		evs.ev[i].state = MRC_EV_GOOD;
+		evs.ev[i].flags = table[i].active ? MRC_EV_F_ACTIVE : 0;
+	}
+	/* Lists the controller wrote are used as they are. */
+	if (prof.type != EV_PROFILE_EXPLICIT)
+		balance_evs(qp, &evs, n);
+	/* Generated tables go round the planes; explicit lists may not. */
+	evs.stride = planes > 1 && n % planes == 0 &&
+		     planes_in_turn(&evs, n, (uint32_t)planes) ? (uint32_t)planes : 1;
+	shuffle(evs.perm, n, evs.stride);
+	/* Demotions may not leave fewer usable EVs than the profile asks. */
+	evs.profile = (uint16_t)qp->attr.ev_profile_id;
+	evs.min_active = (uint16_t)(prof.ev_min_active < n ? prof.ev_min_active : n);
+	qp->n_evs = n;
+	qp->ev_format = (uint8_t)prof.format;
+	return publish_ev_table(qp, &evs);
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * The responder: place each arriving packet where its RETH says, in any
- * order, after checking key, rights and bounds; advance the cumulative ack
- * over the placed bitmap (shared with XDP, which drops duplicates with
- * it); deliver WRITE-IMM completions in PSN order once everything before
- * them is placed; answer with SACKs and NACKs.
+ * Layer "recv" (see LAYERS and recv.h). The responder: place each
+ * arriving packet where its RETH says, in any order, after checking key,
+ * rights and bounds; advance the cumulative ack over the placed bitmap
+ * (shared with XDP, which drops duplicates with it); deliver WRITE-IMM
+ * completions in PSN order once everything before them is placed; answer
+ * with SACKs and NACKs.
  *
  * XDP has already dropped what is malformed, unknown, out of window or
  * duplicate, and answered trimmed headers with a NACK itself
@@ -19,7 +20,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "mrc_int.h"
+#include "cq_mr.h"
+#include "qp_state.h"
+#include "recv.h"
 
 struct rx_pkt {
 	const uint8_t *buf;
@@ -44,8 +47,8 @@ struct rx_batch {
 
 /* ---- control packets out ----------------------------------------------- */
 
-int mrc_send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
-		  const void *buf, size_t len)
+static int send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
+		     const void *buf, size_t len)
 {
 	if (sendto(ctx->sock, buf, len, 0, (const struct sockaddr *)to,
 		   sizeof(*to)) < 0)
@@ -128,13 +131,12 @@ static uint32_t next_hole_window(struct mrc_qp *qp, uint32_t first,
  */
 static uint16_t trigger_hold(const struct mrc_qp *qp)
 {
-	struct timespec now;
 	uint64_t now_ns, held;
 
-	if (!qp->trigger.arrival_ns || clock_gettime(CLOCK_REALTIME, &now))
+	if (!qp->trigger.arrival_ns)
 		return 0;
-	now_ns = mrc_timespec_ns(&now);
-	if (now_ns <= qp->trigger.arrival_ns)
+	now_ns = mrc_realtime_ns();
+	if (!now_ns || now_ns <= qp->trigger.arrival_ns)
 		return 0;
 	held = (now_ns - qp->trigger.arrival_ns) >> MRC_TS_SHIFT;
 	return held > 0xffff ? 0xffff : (uint16_t)held;
@@ -182,7 +184,7 @@ static void send_sack(struct mrc_qp *qp)
 	pkt.s.ooo_count = htons((uint16_t)qp->ooo_count);
 	pkt.s.rcv_bytes = htonl((uint32_t)(qp->rcv_bytes >> 8));
 	pkt.s.hold = htons(trigger_hold(qp));
-	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.sacks_sent++;
 	qp->sack_due = false;
 	qp->pkts_since_sack = 0;
@@ -209,7 +211,7 @@ static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 		pkt.n.m = MRC_M_ALWAYS_SKIP;
 		qp->trigger.m = MRC_M_NONE;
 	}
-	if (!mrc_send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.nacks_sent++;
 }
 
@@ -222,6 +224,26 @@ void mrc_rx_send_acks(struct mrc_qp *qp)
 		qp->sack_due = true;
 	if (qp->sack_due)
 		send_sack(qp);
+}
+
+/* RTR: the responder starts over at rq_psn, here and in the mmapped state. */
+void mrc_rx_reset(struct mrc_qp *qp)
+{
+	struct mrc_rx_state *rx = qp->rx;
+
+	qp->rcv_cack = qp->attr.rq_psn - 1;
+	qp->rcv_highest = qp->rcv_cack;
+	qp->ooo_count = 0;
+	qp->rcv_bytes = 0;
+	qp->imm_reserved = 0;
+	qp->pkts_since_sack = 0;
+	qp->sack_due = false;
+	memset(qp->imm_pending, 0, MRC_BITMAP_WORDS * sizeof(uint64_t));
+	memset(rx->placed, 0, sizeof(rx->placed));
+	rx->sack_pending = 0;
+	rx->mpr = (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT;
+	__atomic_store_n(&rx->cack, qp->rcv_cack, __ATOMIC_RELEASE);
+	rx->generation++;
 }
 
 /* ---- placement --------------------------------------------------------- */
@@ -469,9 +491,7 @@ static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 	p->qpn = ntohl(p->bth->dqpn) & MRC_QPN_MASK;
 	p->psn24 = ntohl(p->bth->psn) & MRC_PSN_MASK;
 	p->flags = ntohl(p->bth->psn) >> 24;
-	if (p->qpn == 0 || p->qpn > MRC_MAX_QPS)
-		return;
-	qp = ctx->qps[p->qpn - 1];
+	qp = mrc_qp_by_num(ctx, p->qpn);
 	if (!qp || (qp->state != MRC_QP_RTR && qp->state != MRC_QP_RTS))
 		return;
 	peer = peer_index(qp, p->from);

@@ -4,12 +4,14 @@
  * it lands at, sent in sendmmsg batches straight from the application's
  * memory (no copy: the payload is an iovec into the registered buffer).
  *
- * Acknowledgement work happens in XDP (bpf/mrc.bpf.c); this side reacts to
- * what XDP reports through the context's event ring: completions, losses
- * to resend, a fatal NACK. The retransmission timer lives here: a QP that
- * makes no progress for the local ACK timeout resends what is not
- * selectively acked, first at a fixed interval, then doubling, and goes to
- * ERROR when the retry budget is spent.
+ * Layer "send" (see LAYERS and send.h). Acknowledgement work happens in
+ * XDP (bpf/mrc.bpf.c); this side reacts to what XDP reports through the
+ * context's event ring, which the progress engine reads and hands here
+ * (mrc_tx_handle_event): completions, losses to resend, a fatal NACK.
+ * The retransmission timer lives here: a QP that makes no progress for
+ * the local ACK timeout resends what is not selectively acked, first at a
+ * fixed interval, then doubling, and goes to ERROR when the retry budget
+ * is spent.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -20,7 +22,11 @@
 
 #include <bpf/bpf.h>
 
-#include "mrc_int.h"
+#include "cc.h"
+#include "common/ev_state.h"
+#include "cq_mr.h"
+#include "qp_state.h"
+#include "send.h"
 
 /* Headers of one data packet, in wire order (the longest form). */
 struct data_hdr {
@@ -110,7 +116,11 @@ int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
 	}
 	qp->next_psn += wqe->npkts;
 
-	/* Tell XDP which PSN completes this WRITE. */
+	/*
+	 * Tell XDP which PSN completes this WRITE. Only that: the completion
+	 * comes back as a PSN and is matched to the WQE, which keeps the
+	 * wr_id (on_completion).
+	 */
 	tail = qp->tx->wr_tail;
 	rec = &qp->tx->wr[tail % MRC_WR_RING];
 	rec->last_psn = wqe->first_psn + wqe->npkts - 1;
@@ -426,7 +436,7 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 	uint64_t timeout;
 
 	if (!ctx->evs_map || qp->n_evs == 0 ||
-	    bpf_map_lookup_elem(ctx->fd_send_log, &qp->slot, &log))
+	    bpf_map_lookup_elem(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), &qp->slot, &log))
 		return;
 	ev_last_delivered(qp, &log, una, delivered);
 	evs = ev_table_at(ctx->evs_map, qp->slot);
@@ -489,8 +499,22 @@ static void run_timer(struct mrc_qp *qp)
 	resend_unacked(qp, una);
 }
 
+/* RTS: the requester starts over at sq_psn, here and in the mmapped state. */
 void mrc_tx_reset(struct mrc_qp *qp)
 {
+	struct mrc_tx_state *tx = qp->tx;
+	uint32_t psn = qp->attr.sq_psn;
+
+	memset(tx->sacked, 0, sizeof(tx->sacked));
+	memset(tx->acked_sent_ns, 0, sizeof(tx->acked_sent_ns));
+	tx->srtt_ns = tx->rttvar_ns = tx->rtt_peak_ns = 0;
+	tx->wr_head = tx->wr_tail = 0;
+	tx->sack_max = tx->loss_mark = psn;
+	tx->snd_nxt = psn;
+	__atomic_store_n(&tx->snd_una, psn, __ATOMIC_RELEASE);
+	tx->generation++;
+	qp->next_psn = qp->snd_nxt = qp->una_seen = psn;
+
 	qp->sq_head = qp->sq_send = qp->sq_tail = 0;
 	qp->sq_next_pkt = 0;
 	qp->msn = qp->wimm_msn = 0;
@@ -505,18 +529,9 @@ void mrc_tx_progress(struct mrc_qp *qp)
 {
 	struct tx_batch b;
 
+	/* A QP XDP failed (fatal NACK) never gets here: see progress.c drive_qp. */
 	if (qp->state != MRC_QP_RTS)
 		return;
-	/*
-	 * XDP marks the QP failed only when a fatal NACK's event was lost
-	 * (ring full): read what the ring holds, then fail anyway.
-	 */
-	if (__atomic_load_n(&qp->tx->state, __ATOMIC_ACQUIRE) == MRC_QPS_ERROR) {
-		ring_buffer__consume(qp->ctx->ring);
-		if (qp->state == MRC_QP_RTS)
-			mrc_qp_to_error(qp, MRC_WC_REM_OP_ERR, 0);
-		return;
-	}
 	run_timer(qp);
 	if (qp->state != MRC_QP_RTS)
 		return;
@@ -582,9 +597,7 @@ void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt)
 {
 	struct mrc_qp *qp;
 
-	if (evt->qpn == 0 || evt->qpn > MRC_MAX_QPS)
-		return;
-	qp = ctx->qps[evt->qpn - 1];
+	qp = mrc_qp_by_num(ctx, evt->qpn);
 	if (!qp || qp->state != MRC_QP_RTS)
 		return;
 	switch (evt->type) {
@@ -600,11 +613,4 @@ void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt)
 	default:
 		break;
 	}
-}
-
-int mrc_on_event(void *ctx, void *data, size_t size)
-{
-	if (size >= sizeof(struct mrc_event))
-		mrc_tx_handle_event(ctx, data);
-	return 0;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * libmrc internals: the objects behind the opaque handles of mrc.h and the
- * functions the library's files share. Nothing here is API.
+ * libmrc internals, layer "base" (see LAYERS): the objects behind the
+ * opaque handles of mrc.h. Data only: every layer reads and writes the
+ * fields it owns, and the functions live in the layers' own headers.
+ * Nothing here is API.
  */
-#ifndef MRC_INT_H
-#define MRC_INT_H
+#ifndef MRC_OBJECTS_H
+#define MRC_OBJECTS_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -14,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/abi.h"
-#include "common/ev_state.h"
+#include "common/pins.h"
 #include "mrc/mrc.h"
 
 #define MRC_MAX_SGE		16
@@ -23,19 +25,6 @@
 #define MRC_TX_BATCH		32	/* datagrams per sendmmsg */
 #define MRC_ACK_EVERY		16	/* ACK_REQ / SACK at least every N packets */
 #define MRC_PKEY_DEFAULT	0xffff
-
-/* Return -err and set errno, the convention of every API function. */
-static inline int mrc_err(int err)
-{
-	errno = err;
-	return -err;
-}
-
-static inline void *mrc_err_ptr(int err)
-{
-	errno = err;
-	return NULL;
-}
 
 struct mrc_mr {
 	struct mrc_context *ctx;
@@ -160,9 +149,7 @@ struct mrc_context {
 	uint16_t udp_port;
 	pid_t pid;
 
-	int fd_qps, fd_qp_owner, fd_ctx_owner, fd_peers, fd_qp_evs;
-	int fd_events, fd_planes, fd_rx, fd_tx, fd_qp_stats;
-	int fd_ev_profiles, fd_ev_stats, fd_send_log, fd_rev_evs;
+	struct mrc_pins pins;		/* the pinned maps, by enum mrc_pin */
 	uint8_t *rx_map, *tx_map;
 	/* EV tables (mrc_qp_evs), changed entry by entry with CAS. */
 	struct mrc_qp_evs *evs_map;
@@ -181,10 +168,10 @@ struct mrc_context {
 	int n_mrs, cap_mrs;
 
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
-	unsigned int idle_polls;
+	unsigned int idle_polls;	/* progress.c */
+	int idle_epfd;			/* what ends an idle sleep (progress.c) */
 
 	/* congestion windows (cc.c) */
-	int fd_cc, fd_cc_owner, fd_cc_view, fd_cc_profiles, cc_epfd;
 	struct mrc_cc_view *cc_view;	/* mmapped mrc_cc_view */
 	struct mrc_cc_group cc[MRC_MAX_CC];
 	uint64_t cc_sleeps;
@@ -193,84 +180,4 @@ struct mrc_context {
 	uint32_t async_head, async_tail;
 };
 
-/* context.c */
-int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
-size_t mrc_array_map_len(size_t value_size, size_t entries);
-struct mrc_mr *mrc_find_mr(struct mrc_context *ctx, uint32_t key);
-void mrc_push_async(struct mrc_context *ctx, struct mrc_qp *qp,
-		    enum mrc_async_event_type type, enum mrc_wc_status status);
-uint64_t mrc_now_ns(void);
-static inline uint64_t mrc_timespec_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
-}
-struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);
-struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);
-
-/* cq.c */
-int mrc_cq_push(struct mrc_cq *cq, const struct mrc_wc *wc);
-
-/* cc.c */
-int mrc_cc_open(struct mrc_context *ctx);
-void mrc_cc_close(struct mrc_context *ctx);
-int mrc_cc_attach(struct mrc_qp *qp);
-void mrc_cc_detach(struct mrc_qp *qp);
-uint32_t mrc_cc_slot(const struct mrc_qp *qp);
-void mrc_cc_refresh(struct mrc_qp *qp);
-bool mrc_cc_has_room(const struct mrc_qp *qp);
-bool mrc_cc_may_send(struct mrc_qp *qp);
-bool mrc_cc_nearly_full(const struct mrc_qp *qp);
-void mrc_cc_sent(struct mrc_qp *qp);
-bool mrc_idle_wait(struct mrc_context *ctx);
-
-/* qp.c */
-void mrc_qp_to_error(struct mrc_qp *qp, enum mrc_wc_status first_status,
-		     uint32_t psn);
-int mrc_qp_publish_state(struct mrc_qp *qp);
-
-/* paths.c */
-void mrc_balance_evs(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n);
-
-/* send.c */
-bool mrc_tx_wants_cpu(struct mrc_qp *qp);
-bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns);
-void mrc_tx_progress(struct mrc_qp *qp);
-void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
-void mrc_tx_reset(struct mrc_qp *qp);
-
-/* recv.c */
-int mrc_rx_progress(struct mrc_context *ctx);	/* packets taken */
-void mrc_rx_send_acks(struct mrc_qp *qp);
-int mrc_send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
-		  const void *buf, size_t len);
-
-/* The event-ring callback of libbpf's ring_buffer. */
-int mrc_on_event(void *ctx, void *data, size_t size);
-
-static inline uint32_t mrc_bitmap_idx(uint32_t psn)
-{
-	return psn % MRC_WINDOW_MAX;
-}
-
-static inline bool mrc_bit_test(const __u64 *bm, uint32_t psn)
-{
-	uint32_t i = mrc_bitmap_idx(psn);
-
-	return (__atomic_load_n(&bm[i / 64], __ATOMIC_ACQUIRE) >> (i % 64)) & 1;
-}
-
-static inline void mrc_bit_set(__u64 *bm, uint32_t psn)
-{
-	uint32_t i = mrc_bitmap_idx(psn);
-
-	__atomic_fetch_or(&bm[i / 64], 1ULL << (i % 64), __ATOMIC_RELEASE);
-}
-
-static inline void mrc_bit_clear(__u64 *bm, uint32_t psn)
-{
-	uint32_t i = mrc_bitmap_idx(psn);
-
-	__atomic_fetch_and(&bm[i / 64], ~(1ULL << (i % 64)), __ATOMIC_RELEASE);
-}
-
-#endif /* MRC_INT_H */
+#endif /* MRC_OBJECTS_H */

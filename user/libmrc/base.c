@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * Layer "base" (see LAYERS and base.h): the clock, the logger, claiming
+ * keys of the owner maps and the layout of the mmapped per-QP state.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "base.h"
+
+uint64_t mrc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return mrc_timespec_ns(&ts);
+}
+
+uint64_t mrc_realtime_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts))
+		return 0;
+	return mrc_timespec_ns(&ts);
+}
+
+/* ---- logger ------------------------------------------------------------ */
+
+static mrc_log_fn log_fn;
+static void *log_arg;
+
+void mrc_set_log_fn(mrc_log_fn fn, void *arg)
+{
+	log_fn = fn;
+	log_arg = arg;
+}
+
+void mrc_log(int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_fn)
+		log_fn(level, msg, log_arg);
+	else
+		fprintf(stderr, "libmrc: %s\n", msg);
+}
+
+/* ---- owner maps and mmapped state -------------------------------------- */
+
+/* Element stride of a BPF array, as the kernel lays out a mmapped one. */
+size_t mrc_array_map_len(size_t value_size, size_t entries)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((value_size + 7) & ~(size_t)7) * entries;
+
+	return (len + page - 1) & ~(page - 1);
+}
+
+struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot)
+{
+	return (struct mrc_rx_state *)(ctx->rx_map +
+				       slot * sizeof(struct mrc_rx_state));
+}
+
+struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot)
+{
+	return (struct mrc_tx_state *)(ctx->tx_map +
+				       slot * sizeof(struct mrc_tx_state));
+}
+
+/*
+ * Claim a key of an owner map (QP numbers, ring slots): insert our pid
+ * unless present; reclaim entries of processes that died without cleanup.
+ */
+int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid)
+{
+	uint32_t owner, me = (uint32_t)pid;
+
+	if (!bpf_map_update_elem(owner_fd, &key, &me, BPF_NOEXIST))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (bpf_map_lookup_elem(owner_fd, &key, &owner))
+		return -EBUSY;
+	/* Ours already (another QP or context of this process), or alive. */
+	if (owner == me || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+		return -EBUSY;
+	/* The owner is gone: take the slot over. */
+	bpf_map_delete_elem(owner_fd, &key);
+	if (bpf_map_update_elem(owner_fd, &key, &me, BPF_NOEXIST))
+		return -EBUSY;
+	return 0;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * libmrc layer "base" (see LAYERS): what every other layer builds on and
+ * nothing in it calls up. The clock, the logger, the error convention of
+ * the API, QP number <-> slot, claiming keys of the owner maps, access to
+ * the mmapped per-QP state and the PSN bitmaps shared with XDP.
+ */
+#ifndef MRC_BASE_H
+#define MRC_BASE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "mrc/abi.h"
+#include "mrc/mrc.h"
+#include "objects.h"
+
+/* Return -err and set errno, the convention of every API function. */
+static inline int mrc_err(int err)
+{
+	errno = err;
+	return -err;
+}
+
+static inline void *mrc_err_ptr(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* ---- clock ------------------------------------------------------------- */
+
+static inline uint64_t mrc_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+/* The one monotonic clock of libmrc (timers, pacing, send timestamps). */
+uint64_t mrc_now_ns(void);
+
+/*
+ * CLOCK_REALTIME in ns, 0 when unreadable: only to compare with the
+ * kernel's receive timestamps (SO_TIMESTAMPNS), which use that clock.
+ */
+uint64_t mrc_realtime_ns(void);
+
+/* ---- logger ------------------------------------------------------------ */
+
+/*
+ * Every message libmrc prints goes through here: to the application's
+ * mrc_log_fn when it set one, else to stderr as "libmrc: MSG\n".
+ */
+__attribute__((format(printf, 2, 3)))
+void mrc_log(int level, const char *fmt, ...);
+
+/*
+ * QP numbers and slots: mrc_qpn_to_slot() / mrc_slot_to_qpn() in
+ * include/mrc/abi.h, the one conversion BPF and userspace share.
+ */
+
+/* ---- owner maps and mmapped state -------------------------------------- */
+
+int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
+size_t mrc_array_map_len(size_t value_size, size_t entries);
+struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);
+struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);
+
+/* The open pinned map `id` of the context (struct mrc_pins). */
+static inline int mrc_map_fd(const struct mrc_context *ctx, enum mrc_pin id)
+{
+	return ctx->pins.fd[id];
+}
+
+/* ---- PSN bitmaps (rings of MRC_WINDOW_MAX bits, shared with XDP) ------- */
+
+static inline uint32_t mrc_bitmap_idx(uint32_t psn)
+{
+	return psn % MRC_WINDOW_MAX;
+}
+
+static inline bool mrc_bit_test(const __u64 *bm, uint32_t psn)
+{
+	uint32_t i = mrc_bitmap_idx(psn);
+
+	return (__atomic_load_n(&bm[i / 64], __ATOMIC_ACQUIRE) >> (i % 64)) & 1;
+}
+
+static inline void mrc_bit_set(__u64 *bm, uint32_t psn)
+{
+	uint32_t i = mrc_bitmap_idx(psn);
+
+	__atomic_fetch_or(&bm[i / 64], 1ULL << (i % 64), __ATOMIC_RELEASE);
+}
+
+static inline void mrc_bit_clear(__u64 *bm, uint32_t psn)
+{
+	uint32_t i = mrc_bitmap_idx(psn);
+
+	__atomic_fetch_and(&bm[i / 64], ~(1ULL << (i % 64)), __ATOMIC_RELEASE);
+}
+
+#endif /* MRC_BASE_H */

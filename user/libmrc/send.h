@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * libmrc layer "send" (see LAYERS): the requester, as the QP verbs and
+ * the progress engine drive it (mrc_post_write is its API entry).
+ */
+#ifndef MRC_SEND_H
+#define MRC_SEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base.h"
+
+void mrc_tx_reset(struct mrc_qp *qp);
+/* Timer, resends and new packets of one QP in RTS. */
+void mrc_tx_progress(struct mrc_qp *qp);
+/* An event XDP wrote to the context's ring (completion, loss, fatal NACK). */
+void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
+/* What the progress engine asks before it lets the context sleep. */
+bool mrc_tx_wants_cpu(struct mrc_qp *qp);
+bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns);
+
+#endif /* MRC_SEND_H */
