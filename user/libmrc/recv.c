@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "mrc/wire_build.h"
 #include "cq_mr.h"
 #include "qp_state.h"
 #include "recv.h"
@@ -54,16 +55,6 @@ static int send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
 		   sizeof(*to)) < 0)
 		return -errno;
 	return 0;
-}
-
-static void fill_bth(struct mrc_bth *bth, uint8_t opcode, uint32_t dqpn,
-		     uint32_t psn)
-{
-	bth->opcode = opcode;
-	bth->flags0 = 0;
-	bth->pkey = htons(MRC_PKEY_DEFAULT);
-	bth->dqpn = htonl(dqpn & MRC_QPN_MASK);
-	bth->psn = htonl(psn & MRC_PSN_MASK);
 }
 
 /* The peer address to answer: where the trigger came from, if it is one. */
@@ -144,10 +135,7 @@ static uint16_t trigger_hold(const struct mrc_qp *qp)
 
 static void send_sack(struct mrc_qp *qp)
 {
-	struct {
-		struct mrc_bth bth;
-		struct mrc_sackh s;
-	} pkt;
+	struct mrc_sack_pkt pkt;
 	uint32_t first = qp->rcv_cack + 1, off = 0;
 	uint64_t bits;
 
@@ -172,18 +160,14 @@ static void send_sack(struct mrc_qp *qp)
 		off = 0xffff;
 	bits = sack_bitmap(qp, first + off);
 
-	memset(&pkt, 0, sizeof(pkt));
-	fill_bth(&pkt.bth, MRC_OP_SACK, qp->attr.dest_qpn, qp->trigger.psn);
-	pkt.s.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
-	pkt.s.ev = htonl(qp->trigger.ev);
-	pkt.s.bitmap_off = htons((uint16_t)off);
-	pkt.s.m = qp->trigger.m;
-	pkt.s.bitmap_hi = htonl((uint32_t)(bits >> 32));
-	pkt.s.bitmap_lo = htonl((uint32_t)bits);
-	pkt.s.ts_echo = htons(qp->trigger.ts);
-	pkt.s.ooo_count = htons((uint16_t)qp->ooo_count);
-	pkt.s.rcv_bytes = htonl((uint32_t)(qp->rcv_bytes >> 8));
-	pkt.s.hold = htons(trigger_hold(qp));
+	mrc_wire_sack(&pkt, &(struct mrc_sack_fields){
+		.bitmap = bits, .dqpn = qp->attr.dest_qpn, .psn = qp->trigger.psn,
+		.cack = qp->rcv_cack, .ev = qp->trigger.ev,
+		.rcv_bytes = (uint32_t)(qp->rcv_bytes >> 8), .pkey = MRC_PKEY_DEFAULT,
+		.bitmap_off = (uint16_t)off, .ts_echo = qp->trigger.ts,
+		.ooo_count = (uint16_t)qp->ooo_count, .hold = trigger_hold(qp),
+		.m = qp->trigger.m,
+	});
 	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.sacks_sent++;
 	qp->sack_due = false;
@@ -194,23 +178,21 @@ static void send_sack(struct mrc_qp *qp)
 static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 		      uint8_t reason)
 {
-	struct {
-		struct mrc_bth bth;
-		struct mrc_nackh n;
-	} pkt;
+	struct mrc_nack_pkt pkt;
+	struct mrc_nack_fields f = {
+		.dqpn = qp->attr.dest_qpn, .psn = p->psn24, .cack = qp->rcv_cack,
+		.ev = ntohs(p->from->sin6_port), .pkey = MRC_PKEY_DEFAULT,
+		.reason = reason, .m = MRC_M_NONE,
+	};
 
-	memset(&pkt, 0, sizeof(pkt));
-	fill_bth(&pkt.bth, MRC_OP_NACK, qp->attr.dest_qpn, p->psn24);
-	pkt.n.cack = htonl(qp->rcv_cack & MRC_PSN_MASK);
-	pkt.n.ev = htonl(ntohs(p->from->sin6_port));
-	pkt.n.reason = reason;
 	if (qp->trigger.psn == p->psn24)	/* note_trigger() ran first */
-		pkt.n.ts_echo = htons(qp->trigger.ts);
+		f.ts_echo = qp->trigger.ts;
 	/* The verdict may fall on a trimmed packet: it rides in the NACK. */
 	if (qp->trigger.m == MRC_M_ALWAYS_SKIP && qp->trigger.psn == p->psn24) {
-		pkt.n.m = MRC_M_ALWAYS_SKIP;
+		f.m = MRC_M_ALWAYS_SKIP;
 		qp->trigger.m = MRC_M_NONE;
 	}
+	mrc_wire_nack(&pkt, &f);
 	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.nacks_sent++;
 }
@@ -220,7 +202,9 @@ void mrc_rx_send_acks(struct mrc_qp *qp)
 {
 	if (qp->state != MRC_QP_RTR && qp->state != MRC_QP_RTS)
 		return;
-	if (__atomic_exchange_n(&qp->rx->sack_pending, 0, __ATOMIC_ACQ_REL))
+	/* Load first: the exchange would write XDP's line every round. */
+	if (__atomic_load_n(&qp->rx->sack_pending, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&qp->rx->sack_pending, 0, __ATOMIC_ACQ_REL))
 		qp->sack_due = true;
 	if (qp->sack_due)
 		send_sack(qp);

@@ -22,6 +22,7 @@
 
 #include <bpf/bpf.h>
 
+#include "mrc/wire_build.h"
 #include "cc.h"
 #include "common/ev_state.h"
 #include "cq_mr.h"
@@ -179,17 +180,16 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	uint32_t len = wqe->length - off < mtu ? (uint32_t)(wqe->length - off) : mtu;
 	uint32_t psn = wqe->first_psn + k;
 	uint8_t op = packet_opcode(wqe, k), flags = MRC_BTH_F_TS;
+	struct mrc_bth bth;
 	size_t hlen;
 
 	if (k == wqe->npkts - 1 || retx || ack_req || psn % MRC_ACK_EVERY == 0)
 		flags |= MRC_BTH_F_ACK_REQ;
 	if (retx)
 		flags |= MRC_BTH_F_RETX;
-	h->bth.opcode = op;
-	h->bth.flags0 = 0;
-	h->bth.pkey = htons(MRC_PKEY_DEFAULT);
-	h->bth.dqpn = htonl(qp->attr.dest_qpn & MRC_QPN_MASK);
-	h->bth.psn = htonl((uint32_t)flags << 24 | (psn & MRC_PSN_MASK));
+	/* Built aside: the header struct is packed (no aligned pointer into it). */
+	mrc_wire_bth(&bth, op, MRC_PKEY_DEFAULT, qp->attr.dest_qpn, psn, flags);
+	memcpy(&h->bth, &bth, sizeof(bth));
 	h->meth.wimm_msn = htons(wqe->wimm_msn);
 	h->meth.msn = htons(wqe->msn);
 	h->tseth.send_ts = htons((uint16_t)(mrc_now_ns() >> MRC_TS_SHIFT));
