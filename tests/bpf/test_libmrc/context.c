@@ -5,8 +5,10 @@
  * the event ring slot of each context.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "libmrc_test.h"
 
@@ -195,4 +197,50 @@ TEST_CASE(test_two_contexts, "libmrc.two_contexts")
 	/* Repair for the tests that follow. */
 	if (reopen_ctx())
 		test_state.failed++;
+}
+
+/* What the application's logger received (mrc_set_log_fn). */
+struct log_capture {
+	int calls, level;
+	char msg[512];
+};
+
+static void capture_log(int level, const char *msg, void *arg)
+{
+	struct log_capture *c = arg;
+
+	c->calls++;
+	c->level = level;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg);
+}
+
+/*
+ * libmrc's messages go to the application's logger when it sets one, as
+ * one line without the "libmrc: " prefix; a pin folder of another ABI
+ * version is refused with a message that says so.
+ */
+TEST_CASE(test_log_fn_gets_messages, "libmrc.log_fn_and_abi_check")
+{
+	struct mrc_context_attr missing = { .pin_dir = "/sys/fs/bpf/mrc-libtest-does-not-exist" };
+	struct mrc_global_cfg cfg = { .abi_version = MRC_ABI_VERSION + 1 };
+	struct log_capture cap = {};
+	int cfg_fd = bpf_map__fd(lm_skel->maps.mrc_cfg);
+	__u32 key = 0;
+
+	mrc_set_log_fn(capture_log, &cap);
+	EXPECT_NULL(mrc_open(&missing), ENOENT, "mrc_open(missing pin_dir)");
+	ASSERT_EQ(cap.calls, 1, "one message");
+	ASSERT_EQ(cap.level, MRC_LOG_ERROR, "an error");
+	ASSERT_TRUE(strstr(cap.msg, "is mrcd running?") != NULL, cap.msg);
+	ASSERT_TRUE(strncmp(cap.msg, "libmrc: ", 8) != 0 && !strchr(cap.msg, '\n'),
+		    "no prefix, no newline");
+
+	ASSERT_EQ(bpf_map_update_elem(cfg_fd, &key, &cfg, BPF_ANY), 0, "other ABI version");
+	cap.calls = 0;
+	EXPECT_NULL(mrc_open(&(struct mrc_context_attr){ .pin_dir = pin_dir }), EPROTO,
+		    "mrc_open(pins of another ABI version)");
+	ASSERT_TRUE(cap.calls == 1 && strstr(cap.msg, "ABI version") != NULL, cap.msg);
+	cfg.abi_version = MRC_ABI_VERSION;
+	ASSERT_EQ(bpf_map_update_elem(cfg_fd, &key, &cfg, BPF_ANY), 0, "this ABI version");
+	mrc_set_log_fn(NULL, NULL);
 }
