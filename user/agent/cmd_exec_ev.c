@@ -20,6 +20,30 @@ struct ev_tables {
 	struct mrc_qp_ev_stats stats;
 };
 
+/*
+ * A snapshot of QP qpn's record and EV table (EVs and planes never change
+ * in place), or NULL with *rc set and the reason said.
+ */
+static struct ev_tables *read_ev_table(struct ctx *c, uint32_t qpn, int *rc)
+{
+	uint32_t slot = mrc_qpn_to_slot(qpn);
+	struct ev_tables *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		*rc = failure(c, "out of memory");
+		return NULL;
+	}
+	if (cmd_find_qp(c, qpn, &t->info)) {
+		*rc = AGENT_EXIT_FAIL;
+	} else if (bpf_map_lookup_elem(c->env->maps.qp_evs, &slot, &t->evs)) {
+		*rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(errno));
+	} else {
+		return t;
+	}
+	free(t);
+	return NULL;
+}
+
 CMD_EXECUTOR(cmd_exec_ev_list)
 {
 	struct json j = { .f = c->out };
@@ -27,18 +51,10 @@ CMD_EXECUTOR(cmd_exec_ev_list)
 	struct ev_tables *t;
 	int rc = 0;
 
-	t = calloc(1, sizeof(*t));
+	t = read_ev_table(c, qpn, &rc);
 	if (!t)
-		return failure(c, "out of memory");
-	slot = qpn - 1;
-	if (cmd_find_qp(c, qpn, &t->info)) {
-		rc = AGENT_EXIT_FAIL;
-		goto out;
-	}
-	if (bpf_map_lookup_elem(c->env->maps.qp_evs, &slot, &t->evs)) {
-		rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(errno));
-		goto out;
-	}
+		return rc;
+	slot = mrc_qpn_to_slot(qpn);
 	/* Counters are a bonus: an EV table without them is still worth showing. */
 	if (c->env->maps.ev_stats < 0 ||
 	    bpf_map_lookup_elem(c->env->maps.ev_stats, &slot, &t->stats))
@@ -95,7 +111,6 @@ CMD_EXECUTOR(cmd_exec_ev_list)
 	}
 	if (c->json)
 		j_arr_end(&j);
-out:
 	free(t);
 	return rc;
 }
@@ -150,19 +165,10 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 
 	if (!c->env->ev_tables)
 		return failure(c, "the EV tables are not mapped in mrcd");
-	t = calloc(1, sizeof(*t));
+	t = read_ev_table(c, qpn, &rc);	/* a snapshot to select from */
 	if (!t)
-		return failure(c, "out of memory");
-	slot = qpn - 1;
-	if (cmd_find_qp(c, qpn, &t->info)) {
-		rc = AGENT_EXIT_FAIL;
-		goto out;
-	}
-	/* A snapshot to select from (EVs and planes never change in place). */
-	if (bpf_map_lookup_elem(c->env->maps.qp_evs, &slot, &t->evs)) {
-		rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(errno));
-		goto out;
-	}
+		return rc;
+	slot = mrc_qpn_to_slot(qpn);
 	if (select_entries(c, t, sel, pick)) {
 		rc = AGENT_EXIT_FAIL;
 		goto out;

@@ -115,37 +115,45 @@ enum ev_change ev_demote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx,
 	return EV_CHANGED;
 }
 
-enum ev_change ev_promote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
+/*
+ * Apply a rule of ev_rules.h to entry idx by compare-and-swap until it
+ * holds or no longer applies; *old is the word it replaced.
+ */
+static bool apply_rule(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx,
+		       int (*rule)(__u32 w, __u32 *nw), uint32_t *old)
 {
 	struct mrc_ev_entry *e;
 	uint32_t w, nw;
 
 	if (idx >= n || idx >= MRC_MAX_EVS)
-		return EV_UNCHANGED;
+		return false;
 	e = &evs->ev[idx];
 	w = load_word(e);
 	do {
-		if (!mrc_ev_rule_promote(w, &nw))
-			return EV_UNCHANGED;
+		if (!rule(w, &nw))
+			return false;
 	} while (!cas_word(e, &w, nw));
+	*old = w;
+	return true;
+}
+
+enum ev_change ev_promote(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
+{
+	uint32_t w;
+
+	if (!apply_rule(evs, n, idx, mrc_ev_rule_promote, &w))
+		return EV_UNCHANGED;
 	release_down(evs);
 	return EV_CHANGED;
 }
 
 enum ev_change ev_deny(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 {
-	struct mrc_ev_entry *e;
-	uint32_t w, nw;
+	uint32_t w;
 
-	if (idx >= n || idx >= MRC_MAX_EVS)
+	/* Flags stay: an allowed EV returns to its place in the rotation. */
+	if (!apply_rule(evs, n, idx, mrc_ev_rule_deny, &w))
 		return EV_UNCHANGED;
-	e = &evs->ev[idx];
-	w = load_word(e);
-	do {
-		/* Flags stay: an allowed EV returns to its place in the rotation. */
-		if (!mrc_ev_rule_deny(w, &nw))
-			return EV_UNCHANGED;
-	} while (!cas_word(e, &w, nw));
 	if (mrc_ev_state_usable(MRC_EV_WORD_STATE(w)))
 		__atomic_fetch_add(&evs->n_down, 1, __ATOMIC_ACQ_REL);
 	return EV_CHANGED;
@@ -153,17 +161,10 @@ enum ev_change ev_deny(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 
 enum ev_change ev_allow(struct mrc_qp_evs *evs, uint32_t n, uint32_t idx)
 {
-	struct mrc_ev_entry *e;
-	uint32_t w, nw;
+	uint32_t w;
 
-	if (idx >= n || idx >= MRC_MAX_EVS)
+	if (!apply_rule(evs, n, idx, mrc_ev_rule_allow, &w))
 		return EV_UNCHANGED;
-	e = &evs->ev[idx];
-	w = load_word(e);
-	do {
-		if (!mrc_ev_rule_allow(w, &nw))
-			return EV_UNCHANGED;
-	} while (!cas_word(e, &w, nw));
 	release_down(evs);
 	return EV_CHANGED;
 }
