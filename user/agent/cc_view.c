@@ -81,7 +81,7 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 		 char *err, size_t errlen)
 {
 	struct mrc_qp_info qi;
-	uint32_t key = qpn - 1;
+	uint32_t key = mrc_qpn_to_slot(qpn);
 	int rc;
 
 	s->fd_qps = s->fd_view = -1;

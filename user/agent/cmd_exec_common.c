@@ -189,7 +189,7 @@ int cmd_sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum)
 
 int cmd_read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 {
-	uint32_t slot = qpn - 1;
+	uint32_t slot = mrc_qpn_to_slot(qpn);
 
 	if (bpf_map_lookup_elem(c->env->maps.qps, &slot, qi))
 		return -errno;

@@ -76,7 +76,7 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 {
 	const struct agent_maps *m = &c->env->maps;
-	uint32_t slot = qpn - 1;
+	uint32_t slot = mrc_qpn_to_slot(qpn);
 	struct mrc_qp_evs *evs;
 	int rc;
 

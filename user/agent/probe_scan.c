@@ -141,7 +141,7 @@ void pe_record_change(struct probe_engine *pe, uint32_t slot, uint32_t idx,
 	uint32_t w = entry_word(pe, slot, idx);
 	struct ev_record r = {
 		.time_ns = pe->now,
-		.qpn = slot + 1,
+		.qpn = mrc_slot_to_qpn(slot),
 		.ev = evs->ev[idx].ev,
 		.idx = (uint16_t)idx,
 		.plane = MRC_EV_WORD_PLANE(w),
@@ -250,7 +250,7 @@ int pe_on_ring_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*x) || !x->qpn || x->qpn > MRC_MAX_QPS)
 		return 0;
-	slot = x->qpn - 1;
+	slot = mrc_qpn_to_slot(x->qpn);
 	s = pe_slot_get(pe, slot);
 	if (s && x->idx < s->n_evs) {
 		struct pe_ev *e = &s->ev[x->idx];

@@ -93,7 +93,7 @@ void fill_random(uint8_t *p, size_t len, uint64_t seed)
 
 int qp_info(uint32_t qpn, struct mrc_qp_info *info)
 {
-	uint32_t slot = qpn - 1;
+	uint32_t slot = mrc_qpn_to_slot(qpn);
 
 	memset(info, 0, sizeof(*info));
 	return bpf_map_lookup_elem(bpf_map__fd(lm_skel->maps.mrc_qps), &slot, info) ?
@@ -124,7 +124,7 @@ long peer_entry(uint32_t remote_qpn, const char *ip)
 
 int tx_state(uint32_t qpn, struct mrc_tx_state *tx)
 {
-	uint32_t slot = qpn - 1;
+	uint32_t slot = mrc_qpn_to_slot(qpn);
 
 	return bpf_map_lookup_elem(bpf_map__fd(lm_skel->maps.mrc_tx), &slot, tx) ?
 		-errno : 0;
@@ -132,7 +132,7 @@ int tx_state(uint32_t qpn, struct mrc_tx_state *tx)
 
 int rx_state(uint32_t qpn, struct mrc_rx_state *rx)
 {
-	uint32_t slot = qpn - 1;
+	uint32_t slot = mrc_qpn_to_slot(qpn);
 
 	return bpf_map_lookup_elem(bpf_map__fd(lm_skel->maps.mrc_rx), &slot, rx) ?
 		-errno : 0;
