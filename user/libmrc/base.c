@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -76,6 +78,32 @@ struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot)
 {
 	return (struct mrc_tx_state *)(ctx->tx_map +
 				       slot * sizeof(struct mrc_tx_state));
+}
+
+/*
+ * `len` bytes from the kernel's CSPRNG (getrandom(2)): what peers must not
+ * guess (QP numbers, rkeys, secrets) never comes from libc's random().
+ * 0, or -errno (logged) when the kernel cannot give them.
+ */
+int mrc_random_bytes(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			mrc_log(MRC_LOG_ERROR, "getrandom: %s\n", strerror(e));
+			return -e;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /*

@@ -63,6 +63,7 @@ void mrc_log(int level, const char *fmt, ...);
 
 /* ---- owner maps and mmapped state -------------------------------------- */
 
+int mrc_random_bytes(void *buf, size_t len);
 int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
 size_t mrc_array_map_len(size_t value_size, size_t entries);
 struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);

@@ -189,7 +189,10 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	ctx->udp_port = attr && attr->udp_port ? attr->udp_port :
 			MRC_UDP_PORT_DEFAULT;
 	ctx->pid = getpid();
-	/* Keys and QP numbers must differ between processes and runs. */
+	/*
+	 * Only the first rotation orders (paths.c) use random(); keys and
+	 * QP numbers come from getrandom() (mrc_random_bytes).
+	 */
 	srandom((unsigned int)(mrc_now_ns() ^ (uint64_t)ctx->pid << 16));
 	ctx->sock = ctx->ring_fd = ctx->idle_epfd = -1;
 	mrc_pins_init(&ctx->pins);

@@ -49,20 +49,24 @@ struct mrc_mr *mrc_find_mr(struct mrc_context *ctx, uint32_t key)
 	return NULL;
 }
 
-static uint32_t new_key(struct mrc_context *ctx)
+/* An rkey peers cannot guess (getrandom); 0 or -errno. */
+static int new_key(struct mrc_context *ctx, uint32_t *key)
 {
-	uint32_t key;
+	int err;
 
 	do {
-		key = (uint32_t)random() ^ ((uint32_t)random() << 16);
-	} while (key == 0 || mrc_find_mr(ctx, key));
-	return key;
+		err = mrc_random_bytes(key, sizeof(*key));
+		if (err)
+			return err;
+	} while (*key == 0 || mrc_find_mr(ctx, *key));
+	return 0;
 }
 
 struct mrc_mr *mrc_reg_mr(struct mrc_context *ctx, void *addr, size_t length,
 			  unsigned int access)
 {
 	struct mrc_mr *mr;
+	int err;
 
 	if (!ctx || !addr || !length ||
 	    access & ~(unsigned int)(MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE) ||
@@ -80,11 +84,15 @@ struct mrc_mr *mrc_reg_mr(struct mrc_context *ctx, void *addr, size_t length,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return mrc_err_ptr(ENOMEM);
+	err = new_key(ctx, &mr->key);
+	if (err) {
+		free(mr);
+		return mrc_err_ptr(-err);
+	}
 	mr->ctx = ctx;
 	mr->addr = addr;
 	mr->length = length;
 	mr->access = access;
-	mr->key = new_key(ctx);
 	ctx->mrs[ctx->n_mrs++] = mr;
 	return mr;
 }

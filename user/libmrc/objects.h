@@ -168,6 +168,7 @@ struct mrc_context {
 	int n_mrs, cap_mrs;
 
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
+	uint64_t rx_truncated;		/* datagrams over them, dropped (recv.c) */
 	unsigned int idle_polls;	/* progress.c */
 	int idle_epfd;			/* what ends an idle sleep (progress.c) */
 

@@ -37,14 +37,34 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
+/*
+ * A QP number peers cannot predict: a few slots drawn with getrandom(),
+ * then every slot from a random start; each claimed in mrc_qp_owner
+ * (BPF_NOEXIST, see mrc_claim_slot). -errno if getrandom fails, -ENOSPC
+ * when every slot is taken.
+ */
+#define QPN_RANDOM_TRIES 8
+
 static int claim_qpn(struct mrc_context *ctx, uint32_t *qpn)
 {
-	uint32_t start = (uint32_t)random() % MRC_MAX_QPS;
+	int fd = mrc_map_fd(ctx, MRC_PIN_QP_OWNER);
+	uint32_t r[QPN_RANDOM_TRIES + 1];
+	int err = mrc_random_bytes(r, sizeof(r));
 
+	if (err)
+		return err;
+	for (int i = 0; i < QPN_RANDOM_TRIES; i++) {
+		uint32_t n = mrc_slot_to_qpn(r[i] % MRC_MAX_QPS);
+
+		if (!mrc_claim_slot(fd, n, ctx->pid)) {
+			*qpn = n;
+			return 0;
+		}
+	}
 	for (uint32_t i = 0; i < MRC_MAX_QPS; i++) {
-		uint32_t n = mrc_slot_to_qpn((start + i) % MRC_MAX_QPS);
+		uint32_t n = mrc_slot_to_qpn((r[QPN_RANDOM_TRIES] + i) % MRC_MAX_QPS);
 
-		if (!mrc_claim_slot(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), n, ctx->pid)) {
+		if (!mrc_claim_slot(fd, n, ctx->pid)) {
 			*qpn = n;
 			return 0;
 		}
@@ -364,6 +384,7 @@ int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out)
 	*out = qp->counters;
 	out->cc_slot = mrc_cc_slot(qp);
 	out->cc_sleeps = qp->ctx->cc_sleeps;
+	out->rx_truncated = qp->ctx->rx_truncated;
 	return 0;
 }
 

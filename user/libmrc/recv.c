@@ -560,7 +560,17 @@ int mrc_rx_progress(struct mrc_context *ctx)
 			break;
 		taken += n;
 		for (int i = 0; i < n; i++) {
-			struct rx_pkt p = {
+			struct rx_pkt p;
+
+			/*
+			 * Over the buffer: the tail is gone, so nothing of it
+			 * is placed or acknowledged; counted and dropped.
+			 */
+			if (rx_batch->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				ctx->rx_truncated++;
+				continue;
+			}
+			p = (struct rx_pkt){
 				.buf = rx_batch->buf[i],
 				.len = rx_batch->msgs[i].msg_len,
 				.from = &rx_batch->from[i],
