@@ -56,6 +56,53 @@ int check_bpffs(const struct agent *a)
 	return 0;
 }
 
+/*
+ * A folder mrcd keeps what others must not replace in (pins, the lock,
+ * the socket): opened without following a symbolic link, it must be a
+ * folder owned by root that neither group nor others can write. 0 if so;
+ * -1 with the reason, the owner and mode and the fix said; -ENOENT (said
+ * nothing) when it does not exist and `missing_ok`.
+ */
+int check_private_dir(const char *what, const char *path, bool missing_ok)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+		struct stat lst;
+
+		if (e == ENOENT && missing_ok)
+			return -ENOENT;
+		if ((e == ELOOP || e == ENOTDIR) && !lstat(path, &lst) &&
+		    S_ISLNK(lst.st_mode))
+			pr_err("%s %s is a symbolic link: refused (another user could "
+			       "point it elsewhere); remove it (rm %s)\n",
+			       what, path, path);
+		else if (e == ENOTDIR)
+			pr_err("%s %s exists and is not a folder: refused; remove it\n",
+			       what, path);
+		else
+			pr_err("%s %s: %s\n", what, path, strerror(e));
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		pr_err("%s %s: %s\n", what, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (st.st_uid != 0 || st.st_mode & (S_IWGRP | S_IWOTH)) {
+		pr_err("%s %s is owned by uid %u with mode %04o: refused (only root "
+		       "may write in it, or another user could replace what mrcd "
+		       "keeps there); fix: chown root: %s && chmod go-w %s, or "
+		       "remove it\n", what, path, (unsigned int)st.st_uid,
+		       (unsigned int)(st.st_mode & 07777), path, path);
+		return -1;
+	}
+	return 0;
+}
+
 static bool same_file(int fd, const char *path)
 {
 	struct stat held, now;
@@ -78,11 +125,23 @@ static int try_lock(struct agent *a, bool quiet)
 		pr_err("cannot create %s: %s\n", AGENT_RUN_DIR, strerror(errno));
 		return -1;
 	}
+	if (check_private_dir("run folder", AGENT_RUN_DIR, false))
+		return -1;
 	for (;;) {
-		fd = open(a->paths.lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		struct stat st;
+
+		fd = open(a->paths.lock_path,
+			  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			pr_err("cannot open lock %s: %s\n", a->paths.lock_path,
 			       strerror(errno));
+			return -1;
+		}
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+		    st.st_mode & (S_IWGRP | S_IWOTH)) {
+			pr_err("lock %s is not a file only root may write: refused; "
+			       "remove it\n", a->paths.lock_path);
+			close(fd);
 			return -1;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -135,11 +194,19 @@ void release_lock(struct agent *a)
 
 int write_pidfile(struct agent *a)
 {
-	FILE *f;
+	FILE *f = NULL;
+	int fd;
 
 	if (!a->opt.pidfile)
 		return 0;
-	f = fopen(a->opt.pidfile, "we");
+	/* Not through a symbolic link someone left there. */
+	fd = open(a->opt.pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		  O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		f = fdopen(fd, "w");
+		if (!f)
+			close(fd);
+	}
 	if (!f) {
 		pr_err("cannot write pidfile %s: %s\n", a->opt.pidfile, strerror(errno));
 		return -1;
@@ -353,6 +420,11 @@ static int remove_leftovers(struct agent *a)
 	__u32 key;
 	int fd, rc = 0;
 
+	rc = check_private_dir("pin folder", a->paths.pin_dir, true);
+	if (rc == -ENOENT)
+		rc = 0;
+	else if (rc)
+		return -1;
 	fd = mrc_pin_open(a->paths.pin_dir, MRC_PIN_PLANES, err, sizeof(err));
 	if (fd >= 0) {
 		for (key = 0; key < MRC_MAX_PLANES_ABI; key++)

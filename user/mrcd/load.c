@@ -25,7 +25,11 @@ int make_pin_dir(struct agent *a)
 	struct stat st;
 
 	if (!mkdir(a->paths.pin_dir, 0700) ||
-	    (errno == EEXIST && !stat(a->paths.pin_dir, &st) && S_ISDIR(st.st_mode))) {
+	    (errno == EEXIST && !lstat(a->paths.pin_dir, &st) &&
+	     (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))) {
+		/* Ours, or one only root may write in (checked, not followed). */
+		if (check_private_dir("pin folder", a->paths.pin_dir, false))
+			return -1;
 		a->pin_dir_ours = true;
 		return 0;
 	}

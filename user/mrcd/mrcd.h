@@ -164,6 +164,7 @@ static inline long long now_ms(void)
 
 int resolve_paths(struct agent *a);
 int check_bpffs(const struct agent *a);
+int check_private_dir(const char *what, const char *path, bool missing_ok);
 int take_lock(struct agent *a);
 void release_lock(struct agent *a);
 int write_pidfile(struct agent *a);
