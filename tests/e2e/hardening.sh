@@ -132,3 +132,31 @@ check "exit 1" eq "$?" 1
 check "says why" says "$tmp/rlock.out" "cannot open lock /run/mrc/$lockname"
 check "no pin folder made" hx test ! -e /sys/fs/bpf/runcase
 end
+
+# mrcctl believes only root's mrcd: a socket at the agent's path that
+# another user listens on is refused (SO_PEERCRED), nothing sent to it.
+begin mrcctl.impostor_socket_refused
+out=$(unshare -m sh -c '
+	mount -t tmpfs -o mode=0755 tmpfs /run || exit 99
+	mkdir -m 0755 /run/mrc /run/imp && chown '$NOBODY' /run/imp
+	name=$(/usr/bin/python3 -c "
+import os
+d = os.stat(\"/sys/fs/bpf\").st_dev
+h = 0xcbf29ce484222325
+for c in b\"/sys/fs/bpf/impostor\":
+    h = ((h ^ c) * 0x100000001b3) % 2**64
+print(\"mrcd-%x.%x-%016x.sock\" % (os.major(d), os.minor(d), h))")
+	setpriv --reuid '$NOBODY' --regid '$NOBODY' --clear-groups /usr/bin/python3 -c "
+import socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(\"/run/imp/s\"); s.listen(4); time.sleep(5)" &
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -S /run/imp/s ] && break; sleep 0.2; done
+	mv /run/imp/s "/run/mrc/$name"
+	"$0" --pin-dir /sys/fs/bpf/impostor status 2>&1
+	echo "rc=$?"
+	kill $! 2>/dev/null' "$ROOT/build/mrcctl")
+echo "$out" > "$tmp/imp.out"
+check "exit non-zero" says "$tmp/imp.out" "^rc=[1-9]"
+check "says who serves it" says "$tmp/imp.out" \
+	"is served by uid $NOBODY, not root: refused"
+end

@@ -387,6 +387,23 @@ static enum agent_call_result connect_agent(const char *sock_path, int *fd_out,
 		fail(0, err, errlen, "cannot connect to %s: %s", sock_path, strerror(e));
 		return AGENT_CALL_FAILED;
 	}
+	/*
+	 * Only root's mrcd (or one of our own user) is believed: another
+	 * user's process listening at the path would be an impostor.
+	 */
+	{
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+		    (cred.uid != 0 && cred.uid != geteuid())) {
+			close(fd);
+			fail(0, err, errlen, "%s is served by uid %d, not root: "
+			     "refused (remove it)", sock_path,
+			     clen == sizeof(cred) ? (int)cred.uid : -1);
+			return AGENT_CALL_FAILED;
+		}
+	}
 	*fd_out = fd;
 	return AGENT_CALL_OK;
 }
