@@ -64,6 +64,10 @@ enum mrc_access_flags {
 	MRC_ACCESS_REMOTE_WRITE	= 1 << 1,	/* peers may WRITE into it */
 };
 
+/*
+ * The key is drawn with getrandom() (never 0, unique in the context); NULL
+ * and errno from getrandom if the kernel cannot give one.
+ */
 struct mrc_mr *mrc_reg_mr(struct mrc_context *ctx, void *addr, size_t length,
 			  unsigned int access);
 int mrc_dereg_mr(struct mrc_mr *mr);
@@ -155,6 +159,10 @@ enum mrc_qp_attr_mask {
 	MRC_QP_ATTR_PEER_ADDRS	= 1 << 11,
 };
 
+/*
+ * The QP number is a free one of the MRC_MAX_QPS drawn with getrandom()
+ * (claimed in mrc_qp_owner); ENOSPC when all are taken.
+ */
 struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 			     const struct mrc_qp_init_attr *attr);
 int mrc_destroy_qp(struct mrc_qp *qp);
