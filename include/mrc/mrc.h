@@ -232,7 +232,7 @@ struct mrc_qp_counters {
 	uint32_t pad;
 	uint64_t cc_sleeps;		/* the context slept on full windows (all its QPs) */
 	uint64_t cc_paced;		/* sends the pacing held back (window had room) */
-	uint64_t completions_reclaimed;	/* WRITEs XDP could not report (ring full), completed by libmrc */
+	uint64_t completions_reclaimed;	/* WRITEs libmrc retired itself, all acked (XDP's ring full) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 
