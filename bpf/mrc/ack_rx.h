@@ -113,28 +113,49 @@ static __always_inline __u32 record_sacks(struct mrc_tx_state *tx, __u32 base,
 	return bits ? ring_or64(tx->sacked, base, bits) : 0;
 }
 
-/* Complete, in order, every posted WRITE whose last PSN is acked. */
+/*
+ * Complete, in order, every posted WRITE whose last PSN is acked. The
+ * ring record is reserved before wr_head moves: when the ring is full the
+ * WRITE stays unretired (counted as RING_FULL) and a later SACK retires
+ * it, so a completion is late, never lost.
+ */
 static __always_inline void emit_completions(struct mrc_tx_state *tx,
 					     const struct mrc_qp_info *info,
 					     __u32 qpn, __u32 una)
 {
-	struct mrc_event evt = { .type = MRC_EVT_COMPLETION, .qpn = qpn };
 	struct mrc_qp_stats *st = qp_stats(mrc_qpn_to_slot(qpn));
+	__u32 ctx = info->ctx;
+	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
 
 	for (int i = 0; i < MRC_COMPL_BURST; i++) {
 		__u32 head = READ_ONCE(tx->wr_head);
 		__u32 tail = READ_ONCE(tx->wr_tail);
 		struct mrc_wr_rec *rec;
+		struct mrc_event *e;
+		__u32 last;
 
 		if (head == tail)
 			break;
 		rec = &tx->wr[head % MRC_WR_RING];
-		if (!mrc_psn_before(rec->last_psn, una))
+		last = READ_ONCE(rec->last_psn);
+		if (!mrc_psn_before(last, una))
 			break;
-		evt.psn = rec->last_psn;
-		if (__sync_val_compare_and_swap(&tx->wr_head, head, head + 1) != head)
+		e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : NULL;
+		if (!e) {
+			count_drop(MRC_DROP_RING_FULL);
+			break;		/* not retired: a later SACK will */
+		}
+		if (__sync_val_compare_and_swap(&tx->wr_head, head, head + 1) != head) {
+			bpf_ringbuf_discard(e, 0);
 			continue;	/* another CPU took it; look again */
-		emit_event(info, &evt);
+		}
+		e->type = MRC_EVT_COMPLETION;
+		e->qpn = qpn;
+		e->psn = last;
+		e->ev = 0;
+		e->reason = 0;
+		e->pad = 0;
+		bpf_ringbuf_submit(e, 0);
 		if (st)
 			st->completions++;
 	}
@@ -194,15 +215,25 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	       bpf_ntohs(sh->bitmap_off);
 	window = sack_window(tx, base, una);
 	sacked = record_sacks(tx, base, bits & window);
-	/* One past the highest PSN acked (base when none). */
-	top = base + fls64(bits & window);
+	/*
+	 * One past the highest PSN acked: by this SACK's bits when it acks
+	 * one, else by its cumulative ack. Both lie within [una, snd_nxt]
+	 * (the window is clipped to snd_nxt), so sack_max never passes it.
+	 */
+	top = (bits & window) ? base + fls64(bits & window) : una;
 	advance_u32(&tx->sack_max, top);
 
 	st = qp_stats(slot);
 	if (st)
 		st->rx_sack++;
 	trig_psn = mrc_psn_extend(una, p->psn);
-	rtt = sack_feedback(tx, slot, trig_psn, sh->m, sh->hold);
+	/*
+	 * RTT samples only from a live trigger: sent, and not yet acked
+	 * when this SACK arrived (an old trigger's sample is forged or late).
+	 */
+	rtt = sack_feedback(tx, slot, trig_psn, sh->m, sh->hold,
+			    !mrc_psn_before(trig_psn, old_una) &&
+			    mrc_psn_before(trig_psn, READ_ONCE(tx->snd_nxt)));
 	/*
 	 * The window hears of the acks before the loss scan, and of losses
 	 * after it, so nothing has to live across the scan's stack frames.
@@ -269,14 +300,22 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		return mrc_qpn_valid(p->qpn) ?
 			count_qp_drop(slot, reason) : count_drop(reason);
 
+	/*
+	 * A NACK, fatal or not, speaks only of a PSN in [snd_una, snd_nxt):
+	 * anything else is stale or forged and changes nothing (not even
+	 * its cumulative ack).
+	 */
 	old_una = READ_ONCE(tx->snd_una);
+	psn = mrc_psn_extend(old_una, p->psn);
+	if (!mrc_psn_before(psn, READ_ONCE(tx->snd_nxt)))
+		return count_qp_drop(slot, MRC_DROP_BAD_ACK);
+	if (mrc_psn_before(psn, old_una))
+		return count_qp_drop(slot, MRC_DROP_STALE_ACK);
 	reason = ack_cumulative(tx, bpf_ntohl(nh->cack), &una);
 	if (reason)
 		return count_qp_drop(slot, reason);
-	psn = mrc_psn_extend(una, p->psn);
-	if (!mrc_psn_before(psn, READ_ONCE(tx->snd_nxt)))
-		return count_qp_drop(slot, MRC_DROP_BAD_ACK);
-	if (!nack_is_fatal(nh->reason) && mrc_psn_before(psn, una))
+	/* Its own cumulative ack (or another CPU's) passed it: stale. */
+	if (mrc_psn_before(psn, una))
 		return count_qp_drop(slot, MRC_DROP_STALE_ACK);
 
 	st = qp_stats(slot);

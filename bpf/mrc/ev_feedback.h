@@ -24,9 +24,9 @@ static __always_inline void penalise_ev(__u32 slot, __u32 idx,
 	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 
-	if (!evs || !info || idx >= MRC_MAX_EVS)
+	if (!evs || !info || !ev_idx_valid(info->n_evs, idx))
 		return;
-	skip_once(&evs->ev[idx & (MRC_MAX_EVS - 1)]);
+	skip_once(evs, info->n_evs, idx);
 	if (__sync_fetch_and_add(&c->marks_in_row, 1) + 1 >= MRC_EV_SWAP_MARKS) {
 		WRITE_ONCE(c->marks_in_row, 0);
 		swap_for_backup(evs, info->n_evs, idx);
@@ -113,7 +113,7 @@ static __always_inline __u64 fabric_rtt(__u64 rtt, __u16 hold_wire)
 /* What a SACK says about the path of the packet that triggered it. */
 /* Returns the trigger's RTT sample for the window, 0 when there is none. */
 static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
-					   __u32 psn, __u8 m, __u16 hold)
+					   __u32 psn, __u8 m, __u16 hold, int live)
 {
 	struct mrc_send_rec *rec = sent_record(slot, psn);
 	struct mrc_ev_rx_counters *c;
@@ -127,8 +127,8 @@ static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 		return 0;
 	__sync_fetch_and_add(&c->acked, 1);
 	raise_u64(&c->acked_sent_ns, rec->sent_ns);
-	/* Karn: a resent packet's RTT is ambiguous. */
-	if (!(rec->flags & MRC_BTH_F_RETX)) {
+	/* Karn: a resent packet's RTT is ambiguous; a dead trigger's is no RTT. */
+	if (live && !(rec->flags & MRC_BTH_F_RETX)) {
 		__u64 rtt = bpf_ktime_get_ns() - rec->sent_ns;
 
 		__sync_fetch_and_add(&c->rtt_sum_ns, rtt);
@@ -165,7 +165,7 @@ static __always_inline __u32 blame_loss(__u32 slot, __u32 psn,
 	c = ev_counters(slot, idx);
 	if (c)
 		__sync_fetch_and_add(&c->losses, 1);
-	if (!evs)
+	if (!evs || !ev_idx_valid(n, idx))
 		return 0;
 	if (demote_ev(slot, evs, n, idx, MRC_EVR_LOSS, psn, rec->sent_ns)) {
 		if (c)

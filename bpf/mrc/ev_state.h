@@ -29,6 +29,15 @@
  */
 #define EV_CAS_TRIES	4
 
+/*
+ * Is idx (from the send log or a packet) an entry of the QP's table of n?
+ * Every index that picks an entry to change passes this first.
+ */
+static __always_inline int ev_idx_valid(__u32 n, __u32 idx)
+{
+	return n <= MRC_MAX_EVS && idx < n;
+}
+
 struct backup_ctx {
 	struct mrc_qp_evs *evs;
 	__u32 n;
@@ -73,7 +82,11 @@ static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
 					    __u32 idx)
 {
 	struct mrc_ev_entry *e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
-	__u32 w = READ_ONCE(e->word);
+	__u32 w;
+
+	if (!ev_idx_valid(n, idx))
+		return;
+	w = READ_ONCE(e->word);
 
 	/* Late marks for an EV already retired must not retire another. */
 	if (!mrc_ev_in_rotation(w))
@@ -89,9 +102,14 @@ static __always_inline void swap_for_backup(struct mrc_qp_evs *evs, __u32 n,
 }
 
 /* GOOD -> SKIP for one turn (ECN echo, mid-path trim). */
-static __always_inline void skip_once(struct mrc_ev_entry *e)
+static __always_inline void skip_once(struct mrc_qp_evs *evs, __u32 n, __u32 idx)
 {
-	__u32 w = READ_ONCE(e->word), nw;
+	struct mrc_ev_entry *e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
+	__u32 w, nw;
+
+	if (!ev_idx_valid(n, idx))
+		return;
+	w = READ_ONCE(e->word);
 
 	if (mrc_ev_rule_skip_once(w, &nw))
 		__sync_val_compare_and_swap(&e->word, w, nw);
@@ -156,7 +174,7 @@ static __always_inline int demote_ev(__u32 slot, struct mrc_qp_evs *evs,
 	__u32 w = 0, nw = 0;
 	int done = 0;
 
-	if (n > MRC_MAX_EVS || idx >= n)
+	if (!ev_idx_valid(n, idx))
 		return 0;
 	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
 	if (!mrc_ev_state_usable(MRC_EV_WORD_STATE(READ_ONCE(e->word))))

@@ -209,9 +209,15 @@ static __always_inline __u32 report_losses(struct mrc_tx_state *tx,
 					  __u32 win_base, __u64 window)
 {
 	__u32 sack_max = READ_ONCE(tx->sack_max);
+	__u32 nxt = READ_ONCE(tx->snd_nxt);
 	__u32 mark = READ_ONCE(tx->loss_mark);
-	__u32 limit = sack_max - MRC_DUPTHRESH, slot = mrc_qpn_to_slot(qpn);
+	__u32 limit, slot = mrc_qpn_to_slot(qpn);
 	struct loss_ctx lc = { .tx = tx, .info = info, .qpn = qpn };
+
+	/* Never a loss (nor loss_mark) at or past snd_nxt: never sent. */
+	if (mrc_psn_before(nxt, sack_max))
+		sack_max = nxt;
+	limit = sack_max - MRC_DUPTHRESH;
 
 	lc.from = mrc_psn_before(mark, una) ? una : mark;
 	if (!mrc_psn_before(lc.from, limit))

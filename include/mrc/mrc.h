@@ -242,6 +242,7 @@ struct mrc_qp_counters {
 	uint64_t cc_paced;		/* sends the pacing held back (window had room) */
 	uint64_t rx_truncated;		/* the context dropped datagrams over its receive
 					 * buffer (MSG_TRUNC), unplaced (all its QPs) */
+	uint64_t completions_reclaimed;	/* WRITEs libmrc retired itself, all acked (XDP's ring full) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

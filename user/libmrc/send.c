@@ -525,6 +525,42 @@ void mrc_tx_reset(struct mrc_qp *qp)
 	qp->rto_deadline_ns = 0;
 }
 
+static void on_completion(struct mrc_qp *qp, const struct mrc_event *evt);
+
+/*
+ * A completion XDP owes but could not write: its ring was full (counted
+ * as RING_FULL), so it left the WRITE unretired for a later SACK. With
+ * nothing outstanding no SACK comes, so once everything sent is acked
+ * and WRITEs still wait, retire them here with the same CAS on wr_head
+ * that XDP uses (emit_completions): whoever wins reports each one once,
+ * and an event of XDP's arriving later is old to on_completion.
+ */
+static void reclaim_completions(struct mrc_qp *qp)
+{
+	struct mrc_tx_state *tx = qp->tx;
+	uint32_t una = __atomic_load_n(&tx->snd_una, __ATOMIC_ACQUIRE);
+
+	if (qp->sq_head == qp->sq_send || una != qp->snd_nxt)
+		return;
+	for (int i = 0; i < MRC_WR_RING; i++) {
+		uint32_t head = __atomic_load_n(&tx->wr_head, __ATOMIC_ACQUIRE);
+		uint32_t tail = __atomic_load_n(&tx->wr_tail, __ATOMIC_ACQUIRE);
+		struct mrc_event evt = { .type = MRC_EVT_COMPLETION, .qpn = qp->qpn };
+
+		if (head == tail)
+			return;
+		evt.psn = __atomic_load_n(&tx->wr[head % MRC_WR_RING].last_psn,
+					  __ATOMIC_RELAXED);
+		if (!mrc_psn_before(evt.psn, una))
+			return;
+		if (!__atomic_compare_exchange_n(&tx->wr_head, &head, head + 1, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;	/* XDP retired it: its event is on the way */
+		qp->counters.completions_reclaimed++;
+		on_completion(qp, &evt);
+	}
+}
+
 void mrc_tx_progress(struct mrc_qp *qp)
 {
 	struct tx_batch b;
@@ -532,6 +568,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	/* A QP XDP failed (fatal NACK) never gets here: see progress.c drive_qp. */
 	if (qp->state != MRC_QP_RTS)
 		return;
+	reclaim_completions(qp);
 	run_timer(qp);
 	if (qp->state != MRC_QP_RTS)
 		return;

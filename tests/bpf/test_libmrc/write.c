@@ -2,11 +2,16 @@
 /*
  * WRITE and WRITE-IMM between two QPs of the context over lo (D): every
  * size, IPv4 and IPv6, receives posted late, windows, the shared WR ring
- * wrapping, empty WRITEs and an MTU change with WRITEs queued.
+ * wrapping, empty WRITEs, an MTU change with WRITEs queued, and a
+ * completion XDP could not write (no ring) that libmrc still delivers.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "libmrc_test.h"
 
@@ -460,4 +465,72 @@ out_mem:
 		mrc_dereg_mr(md);
 	free(src);
 	free(dst);
+}
+
+/*
+ * A completion XDP cannot write (here the context's ring is gone; a full
+ * ring is the same to XDP) is not lost: XDP leaves the WRITE unretired
+ * (counted as RING_FULL), and once everything sent is acked libmrc
+ * retires it itself and completes it (issue 16).
+ */
+TEST_CASE(test_completion_without_ring, "libmrc.completion_without_ring")
+{
+	static uint8_t src[3000], dst[3000];
+	int outer = bpf_map__fd(lm_skel->maps.mrc_events);
+	struct mrc_mr *ms = NULL, *md = NULL;
+	struct mrc_qp_counters c;
+	struct mrc_qp_info info;
+	struct mrc_tx_state *tx = malloc(sizeof(*tx));
+	uint32_t ring_id = 0, key;
+	uint64_t full0;
+	struct mrc_wc wc[2];
+	struct pair p;
+	int ring_fd = -1;
+
+	memset(&p, 0, sizeof(p));
+	fill_random(src, sizeof(src), 77);
+	ms = mrc_reg_mr(ctx, src, sizeof(src), MRC_ACCESS_LOCAL_WRITE);
+	md = mrc_reg_mr(ctx, dst, sizeof(dst), MRC_ACCESS_REMOTE_WRITE);
+	if (!ASSERT_TRUE(tx && ms && md, "regions"))
+		goto out_mem;
+	if (!ASSERT_EQ(pair_create(&p, 4, 1, 1), 0, "create QPs") ||
+	    !ASSERT_EQ(pair_connect(&p, "127.0.0.1", 100, 200, NULL), 0, "connect") ||
+	    !ASSERT_EQ(qp_info(mrc_qp_num(p.a), &info), 0, "A's info"))
+		goto out;
+	key = info.ctx;
+	if (!ASSERT_EQ(bpf_map_lookup_elem(outer, &key, &ring_id), 0, "ring id"))
+		goto out;
+	ring_fd = bpf_map_get_fd_by_id(ring_id);
+	if (!ASSERT_TRUE(ring_fd >= 0, "ring fd") ||
+	    !ASSERT_EQ(bpf_map_delete_elem(outer, &key), 0, "detach the ring"))
+		goto out;
+	full0 = drops(offsetof(struct mrc_drop_stats, ring_full));
+	ASSERT_EQ(post_write1(p.a, 7, MRC_WR_WRITE, src, sizeof(src), mrc_mr_lkey(ms),
+			      (uintptr_t)dst, mrc_mr_rkey(md), 0), 0, "post a WRITE");
+	memset(wc, 0, sizeof(wc));
+	if (ASSERT_EQ(collect(p.cqa, wc, 1, DEADLINE_MS), 1, "the WRITE completes")) {
+		ASSERT_EQ(wc[0].wr_id, 7, "wr_id");
+		ASSERT_EQ(wc[0].status, MRC_WC_SUCCESS, "status");
+	}
+	ASSERT_MEM_EQ(dst, src, sizeof(src), "data placed");
+	ASSERT_TRUE(drops(offsetof(struct mrc_drop_stats, ring_full)) > full0,
+		    "XDP counted the completion it could not write");
+	ASSERT_EQ(mrc_qp_counters(p.a, &c), 0, "counters");
+	ASSERT_EQ(c.completions_reclaimed, 1, "libmrc completed it itself");
+	ASSERT_EQ(tx_state(mrc_qp_num(p.a), tx), 0, "A's tx state");
+	ASSERT_EQ(tx->wr_head, tx->wr_tail, "the WRITE retired");
+	ASSERT_EQ(quiet_for(p.cqa, 50), 0, "no second completion");
+out:
+	if (ring_fd >= 0) {
+		ASSERT_EQ(bpf_map_update_elem(outer, &key, &ring_fd, BPF_ANY), 0,
+			  "reattach the ring");
+		close(ring_fd);
+	}
+	pair_destroy(&p);
+out_mem:
+	if (ms)
+		mrc_dereg_mr(ms);
+	if (md)
+		mrc_dereg_mr(md);
+	free(tx);
 }

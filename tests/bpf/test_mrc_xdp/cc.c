@@ -802,6 +802,27 @@ static void run_cc_traffic(const char *what)
 	drain_events();
 }
 
+/*
+ * A trigger below the snd_una the SACK found (acked long ago) gives the
+ * window no RTT sample; a live one does (issue 16).
+ */
+TEST_CASE(test_cc_no_rtt_from_stale_trigger, "mrc.cc_no_rtt_from_stale_trigger")
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	struct run r;
+
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	run_cc_sack(1009, 0, 0, 1009, MRC_M_NONE, &r);
+	v = get_view(CC_K);
+	ASSERT_EQ(hist_sum(&v), 1, "live trigger: one RTT sample");
+	/* snd_una is 1010 now: trigger 1005 was acked by the SACK above. */
+	run_cc_sack(1009, 0, 0, 1005, MRC_M_NONE, &r);
+	v = get_view(CC_K);
+	ASSERT_EQ(hist_sum(&v), 1, "stale trigger: no RTT sample");
+	drain_events();
+}
+
 /* cc_slot 0: the QP has no window; nothing in any window map changes. */
 TEST_CASE(test_cc_slot_none, "mrc.cc_slot_none")
 {

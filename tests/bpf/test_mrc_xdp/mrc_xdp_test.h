@@ -13,6 +13,9 @@
  *                            one table {case, mutation, QP state, verdict,
  *                            drop counters}
  *   trim_nack.c              trimmed DATA answered with a NACK (XDP_TX)
+ *   ack_checks.c             acks checked against the sent window (NACK
+ *                            range, sack_max/loss_mark, live RTT triggers,
+ *                            EV index bounds, completions on a full ring)
  *   ack_rx.c                 ACK receive: SACK/NACK, completions, event ring
  *   loss.c                   loss detection (RACK, same-EV rule, give-up)
  *   ev_feedback.c            reverse-EV learning, per-EV feedback of ACKs
