@@ -49,9 +49,11 @@ same_port_check() {
 	# a second after `lab up`: the MLD reports the kernel sends in the
 	# first seconds of an interface's life (seen in captures: one now and
 	# then in a check's window) cross the spines too, as would ARP/ND
-	# upkeep. Allow 3 such frames; split by hash, 150 packets would put
-	# dozens on each spine.
-	check "one spine carries all 150" eq "$(( (s1 <= 3 && s2 >= 150 && s2 <= 153) || (s2 <= 3 && s1 >= 150 && s1 <= 153) ))" 1
+	# upkeep (6 seen once on the carrying spine in a clean-clone run).
+	# The property is that the other spine carries none of the 150: allow
+	# it 3 stray frames and the carrying one any number above 150; split
+	# by hash, 150 packets would put dozens on each spine.
+	check "one spine carries all 150" eq "$(( (s1 <= 3 && s2 >= 150) || (s2 <= 3 && s1 >= 150) ))" 1
 }
 
 begin lab.same_port_same_spine
