@@ -85,12 +85,17 @@ PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
 
-# Installed programs; mrc-bpf-cost is a developer tool built on the BPF
-# tests' fixture, so it is built but not installed (installed tools link
-# no test code).
+# The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
+# the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
+FUZZ_OBJS    := $(call objs_of,$(wildcard tests/fuzz/*.c))
+MRCFUZZ_OBJS := $(call objs_of,$(wildcard tests/fuzz/mrc_fuzz/*.c))
+
+# Installed programs; mrc-bpf-cost and mrc-fuzz are developer tools built
+# on the BPF tests' fixture, so they are built but not installed
+# (installed tools link no test code).
 INSTALLED_PROGS := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
 	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
-PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost
+PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost $(BUILD)/mrc-fuzz
 
 # The BPF unit tests' fixture (skeleton, packets, QP set-up), shared by
 # the BPF tests and mrc-bpf-cost.
@@ -107,9 +112,9 @@ UNIT_TESTS := $(addprefix $(BUILD)/tests/,$(UNIT_NAMES))
 BPF_TESTS  := $(addprefix $(BUILD)/tests/,$(BPF_NAMES))
 TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/unit,$(n)))) \
 	      $(foreach n,$(BPF_NAMES),$(call objs_of,$(call test_srcs,tests/bpf,$(n)))) \
-	      $(FIXTURE_OBJS)
+	      $(FIXTURE_OBJS) $(FUZZ_OBJS) $(MRCFUZZ_OBJS)
 
-.PHONY: all deps check-tools test demo bench install clean
+.PHONY: all deps check-tools test demo bench fuzz install clean
 all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
 
 check-tools:
@@ -139,6 +144,14 @@ bench:
 	$(Q)tools/install-deps.sh -q
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench $(BENCH_ARGS)
+
+# The fast path's fuzzer (docs/SECURITY.md, "Fuzzing"): 1,000,000 random
+# and mutated frames through every XDP and TC program, invariants checked
+# after each. FUZZ_ARGS passes options, e.g. FUZZ_ARGS='--seed 7'.
+fuzz:
+	$(Q)tools/install-deps.sh -q
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BUILD)/mrc-fuzz --frames 1000000 $(FUZZ_ARGS)
 
 # --- BPF -------------------------------------------------------------------
 # vmlinux.h comes from the running kernel's BTF (CO-RE relocates field
@@ -174,9 +187,10 @@ $(BUILD)/obj/%.o: %.c
 # object depend on the skeletons it really includes, so changing the BPF
 # program rebuilds those objects and nothing else (tests/e2e/structure.sh).
 SKEL_USERS := $(MRCD_OBJS) $(LABCTL_OBJS) $(BPFCOST_OBJS) $(FIXTURE_OBJS) \
+	      $(FUZZ_OBJS) $(MRCFUZZ_OBJS) \
 	      $(foreach n,$(BPF_NAMES),$(call objs_of,$(call test_srcs,tests/bpf,$(n))))
 $(SKEL_USERS): | $(SKELS)
-$(TEST_OBJS) $(BPFCOST_OBJS): EXTRA_CFLAGS := -Itests/include -Ilab
+$(TEST_OBJS) $(BPFCOST_OBJS): EXTRA_CFLAGS := -Itests/include -Ilab -Itests/fuzz
 $(LABCTL_OBJS): EXTRA_CFLAGS := -Ilab
 
 $(COMMON): $(COMMON_OBJS)
@@ -209,6 +223,8 @@ $(BUILD)/mrc-tcp-timeline: $(TIMELINE_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/mrc-fuzz: $(MRCFUZZ_OBJS) $(FUZZ_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)
@@ -220,6 +236,8 @@ $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/bpf,$(1))) $(FIXTURE_
 endef
 $(foreach n,$(UNIT_NAMES),$(eval $(call unit_test_rule,$(n))))
 $(foreach n,$(BPF_NAMES),$(eval $(call bpf_test_rule,$(n))))
+# The fuzzer's short run and checker tests link its engine.
+$(BUILD)/tests/test_fuzz: $(FUZZ_OBJS) $(COMMON)
 
 # --- install ---------------------------------------------------------------
 install: all

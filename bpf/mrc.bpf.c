@@ -86,7 +86,7 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	if (parse_mrc(&p, PKT_HEADERS) <= 0)
 		return TC_ACT_OK;
 	if (p.opcode == MRC_OP_EP_REQUEST)
-		return stamp_probe(skb, &p.l4);
+		return stamp_probe(skb, &p);
 	if (outgoing_qp(&p, &slot))
 		return TC_ACT_OK;
 	if (mrc_opcode_is_data(p.opcode))

@@ -129,8 +129,9 @@ static __always_inline int handle_ep(struct mrc_pkt *p)
  * as late as possible, so the RTT is the wire's.
  */
 static __always_inline int stamp_probe(struct __sk_buff *skb,
-				       const struct l4_info *l4)
+				       const struct mrc_pkt *p)
 {
+	const struct l4_info *l4 = &p->l4;
 	__u32 eph_off = l4->l4_off + sizeof(struct udphdr) + sizeof(struct mrc_bth);
 	__u32 csum_off = l4->l4_off + offsetof(struct udphdr, check);
 	struct mrc_ctl_stats *cs;
@@ -139,6 +140,14 @@ static __always_inline int stamp_probe(struct __sk_buff *skb,
 	__u64 now;
 	__s64 diff;
 
+	/*
+	 * Only a request whose UDP datagram holds the whole header: bytes
+	 * behind a shorter datagram are not its own, and its checksum does
+	 * not cover them (found by mrc-fuzz: stamping them broke the sum).
+	 */
+	if (bpf_ntohs(p->udp->len) < sizeof(struct udphdr) + sizeof(struct mrc_bth) +
+				     sizeof(eh))
+		return TC_ACT_OK;
 	if (bpf_skb_load_bytes(skb, eph_off, &eh, sizeof(eh)) ||
 	    eh.kind != MRC_EP_EV_PROBE)
 		return TC_ACT_OK;	/* port status goes as it is */

@@ -494,4 +494,22 @@ TEST_CASE(test_tc_stamp_probe, "mrc.tc_stamp_probe")
 		expect_untouched(&r, pkt, len, TC_ACT_OK);
 		expect_ctl(&want);
 	}
+	/*
+	 * A request whose UDP length stops short of its header while the
+	 * frame goes on (found by mrc-fuzz): the bytes behind the datagram
+	 * are not its own. Stamping t_tx_ns there broke the checksum the
+	 * datagram's length defines; now it is left alone.
+	 */
+	{
+		struct hdrs h = tx4();
+		struct ep_spec e = probe_out(0xBEEF, 0);
+
+		len = ep_frame(pkt, &h, &e);
+		set_udp_len(pkt, (__u16)(UDP_LEN + BTH_LEN + EPH_LEN - 8));
+		udp_csum_fill(pkt);
+		run_tc(pkt, len, &r);
+		expect_untouched(&r, pkt, len, TC_ACT_OK);
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum still valid");
+		expect_ctl(&want);
+	}
 }
