@@ -78,7 +78,12 @@ static __always_inline int parse_l3(struct cursor *c, void *base,
 	if (info->l3_proto == ETH_P_IP) {
 		struct iphdr *ip = cursor_take(c, sizeof(*ip));
 
-		if (!ip || ip->ihl != 5)
+		/*
+		 * The version too: the kernel drops a header of another
+		 * version, so it is none of ours to answer (mrc-fuzz found a
+		 * trimmed header with version 6 answered with a NACK).
+		 */
+		if (!ip || ip->ihl != 5 || ip->version != 4)
 			return -1;
 		/* Fragments carry no UDP header of their own. */
 		if (ip->frag_off & bpf_htons(0x3fff))
@@ -88,7 +93,7 @@ static __always_inline int parse_l3(struct cursor *c, void *base,
 	} else if (info->l3_proto == ETH_P_IPV6) {
 		struct ipv6hdr *ip6 = cursor_take(c, sizeof(*ip6));
 
-		if (!ip6)
+		if (!ip6 || ip6->version != 6)
 			return -1;
 		info->tos = ipv6_tclass(ip6);
 		info->is_udp = ip6->nexthdr == IPPROTO_UDP_;

@@ -167,6 +167,26 @@ TEST_CASE(test_non_mrc_untouched, "mrc.non_mrc_untouched")
 	ipv4_csum_fill(opt);
 	expect_xdp_ignores(opt, len + 4);
 
+	/*
+	 * An IP header of the wrong version (6 behind the IPv4 ethertype, 4
+	 * behind IPv6's), here a trimmed header: the kernel drops it, so
+	 * it is none of XDP's to answer (mrc-fuzz found it answered with a
+	 * NACK, XDP_TX).
+	 */
+	{
+		struct data_spec trimmed = dspec(MRC_OP_WRITE_ONLY, RX_CACK + 1, 0);
+
+		len = data_frame(pkt, &h, &trimmed);
+		pkt[ETH_LEN] = 0x65;
+		ipv4_csum_fill(pkt);
+		expect_xdp_ignores(pkt, len);
+		h = rx6();
+		len = data_frame(pkt, &h, &trimmed);
+		pkt[ETH_LEN] = (__u8)(0x40 | (pkt[ETH_LEN] & 0x0f));
+		expect_xdp_ignores(pkt, len);
+		h = rx4();
+	}
+
 	/* A first fragment. */
 	len = data_frame(pkt, &h, &d);
 	put16(pkt + ETH_LEN + 6, 0x2000);
