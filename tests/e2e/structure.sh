@@ -128,4 +128,6 @@ for p in mrcd mrcctl mrc-perf mrc-labctl mrc-lab-traffic mrc-tcp-timeline; do
 done
 check "mrc-bpf-cost is not installed" \
 	bash -c "! make -s -n install DESTDIR=/nonexistent BUILD='$BUILD' 2>/dev/null | grep -q 'mrc-bpf-cost'"
+check "mrc-fuzz is not installed" \
+	bash -c "! make -s -n install DESTDIR=/nonexistent BUILD='$BUILD' 2>/dev/null | grep -q 'mrc-fuzz'"
 end

@@ -76,6 +76,15 @@ static double now_s(void)
 	return (double)mono_ns() / 1e9;
 }
 
+/* CPU time of the process: the kernel's test runs count as system time. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void fz_hexdump(FILE *out, const __u8 *p, size_t len)
 {
 	size_t k;
@@ -141,13 +150,18 @@ static void take_events(struct fz_events *e)
 /* Run one frame and judge it; the number of violations. */
 static int run_and_check(const struct fz_prog *p, const __u8 *frame, size_t len,
 			 const struct fz_maps *m, const struct fz_snap *before,
-			 struct fz_snap *after, struct run *r, struct fz_report *rep)
+			 struct fz_snap *after, struct run *r, struct fz_report *rep,
+			 struct fz_result *res)
 {
 	struct fz_frame f = { .hook = p->hook, .in = frame, .in_len = (__u32)len };
 	struct fz_events e;
+	int i;
 
 	run_prog(p->fd, frame, len, 1, r);
 	take_events(&e);
+	for (i = 0; i < e.n; i++)
+		res->events[e.ev[i].type < 5 ? e.ev[i].type : 0]++;
+	res->ev_events += (__u64)e.n_eve;
 	fz_snapshot(m, after, 1);
 	rep->n = 0;
 	if (r->err)
@@ -258,7 +272,7 @@ int fz_run(const struct fz_opts *o, struct fz_result *res)
 	struct fz_rng rng = { .s = o->seed };
 	struct fz_report rep;
 	struct fz_maps m = {};
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	__u64 n;
 	int i;
 
@@ -281,7 +295,7 @@ int fz_run(const struct fz_opts *o, struct fz_result *res)
 			fz_snapshot(&m, before, 0);	/* counters: only BPF moves them */
 		p = pick_prog(&rng);
 		len = make_frame(&rng, before, p->hook, frame);
-		if (run_and_check(p, frame, len, &m, before, after, &r, &rep)) {
+		if (run_and_check(p, frame, len, &m, before, after, &r, &rep, res)) {
 			report_failure(o, n, p, frame, len, before, &r, &rep);
 			res->failed = 1;
 		}
@@ -300,6 +314,7 @@ int fz_run(const struct fz_opts *o, struct fz_result *res)
 	}
 	res->frames = n;
 	res->seconds = now_s() - t0;
+	res->cpu_seconds = cpu_s() - c0;
 	fz_maps_close(&m);
 	return res->failed;
 }
@@ -324,6 +339,7 @@ int fz_replay(const char *path)
 	static struct fz_snap saved, before, after;
 	static __u8 frame[FZ_FRAME_MAX];
 	static struct run r;
+	struct fz_result res;
 	struct fz_case_head h;
 	const struct fz_prog *p;
 	struct fz_report rep;
@@ -351,7 +367,7 @@ int fz_replay(const char *path)
 	fz_snapshot(&m, &before, 1);
 	printf("replaying frame %llu of seed %llu on %s (%u bytes)\n",
 	       (unsigned long long)h.index, (unsigned long long)h.seed, h.prog, h.len);
-	bad = run_and_check(p, frame, h.len, &m, &before, &after, &r, &rep);
+	bad = run_and_check(p, frame, h.len, &m, &before, &after, &r, &rep, &res);
 	if (bad)
 		print_violation(&h, frame, &r, &rep);
 	else

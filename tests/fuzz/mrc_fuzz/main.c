@@ -46,9 +46,10 @@ static int parse_u64(const char *s, unsigned long long *v)
 
 static void print_result(const struct fz_opts *o, const struct fz_result *res)
 {
-	printf("mrc-fuzz: %llu frames in %.1f s: %.0f frames/s, seed %llu, %s\n",
-	       (unsigned long long)res->frames, res->seconds,
+	printf("mrc-fuzz: %llu frames in %.1f s: %.0f frames/s (%.0f per CPU second), "
+	       "seed %llu, %s\n", (unsigned long long)res->frames, res->seconds,
 	       res->seconds > 0 ? (double)res->frames / res->seconds : 0.0,
+	       res->cpu_seconds > 0 ? (double)res->frames / res->cpu_seconds : 0.0,
 	       (unsigned long long)o->seed, res->failed ? "VIOLATION" : "no violation");
 	printf("  XDP: %llu aborted, %llu drop, %llu pass, %llu tx, %llu redirect; "
 	       "TC: %llu ok, %llu other, %llu redirect; %llu refused by test_run\n",
@@ -57,6 +58,13 @@ static void print_result(const struct fz_opts *o, const struct fz_result *res)
 	       (unsigned long long)res->verdicts[4], (unsigned long long)res->verdicts[5],
 	       (unsigned long long)res->verdicts[6], (unsigned long long)res->verdicts[7],
 	       (unsigned long long)res->runs_refused);
+	printf("  events: %llu completions, %llu losses, %llu fatal, %llu window; "
+	       "%llu EV state changes\n",
+	       (unsigned long long)res->events[MRC_EVT_COMPLETION],
+	       (unsigned long long)res->events[MRC_EVT_LOSS],
+	       (unsigned long long)res->events[MRC_EVT_QP_FATAL],
+	       (unsigned long long)res->events[MRC_EVT_WINDOW],
+	       (unsigned long long)res->ev_events);
 }
 
 int main(int argc, char **argv)
