@@ -219,4 +219,24 @@ struct {
 	PIN;
 } mrc_cc_view SEC(".maps");
 
+/*
+ * Who endpoint messages are served from, and where probe responses may go
+ * (include/mrc/abi.h); mrcd keeps both.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_KNOWN_PEERS);
+	__type(key, struct mrc_known_peer_key);
+	__type(value, struct mrc_known_peer);
+	PIN;
+} mrc_known_peers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MRC_MAX_PROBE_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	PIN;
+} mrc_probe_ports SEC(".maps");
+
 #endif /* MRC_BPF_MAPS_H */

@@ -2,8 +2,10 @@
 /*
  * Endpoint control messages (docs/WIRE.md): EV probes answered in place
  * (XDP_TX), answers to our own probes timestamped and steered to mrcd,
- * port status handed to mrcd; on egress (TC), mrcd's probes stamped with
- * the EV they test and their send time.
+ * port status handed to mrcd, each only from a peer mrcd knows
+ * (mrc_known_peers) and answers only to mrcd's probe sockets
+ * (mrc_probe_ports); on egress (TC), mrcd's probes stamped with the EV
+ * they test and their send time.
  */
 #ifndef MRC_BPF_PROBES_H
 #define MRC_BPF_PROBES_H
@@ -19,12 +21,41 @@
 #include "mrc/xdp_rewrite.h"
 #include "mrc/tc_stamp.h"
 
+/*
+ * The UDP length must be the IP payload's (IPv4 total length less its
+ * 20-byte header, IPv6 payload length): an endpoint message is answered
+ * or passed on only when both agree, so no answer is built over bytes the
+ * sender's checksum did not cover, nor over a datagram the stack would
+ * refuse (an IPv6 one without a checksum either). parse_mrc() has checked
+ * that the UDP length fits the frame.
+ */
+static __always_inline int ep_lengths_agree(const struct mrc_pkt *p)
+{
+	__u32 udp_len = p->payload_len + sizeof(struct udphdr);
+
+	if (p->l4.l3_proto == ETH_P_IP) {
+		struct iphdr *ip = p->data + sizeof(struct ethhdr);
+
+		if ((void *)(ip + 1) > p->end)
+			return 0;
+		return bpf_ntohs(ip->tot_len) == sizeof(*ip) + udp_len;
+	} else {
+		struct ipv6hdr *ip6 = p->data + sizeof(struct ethhdr);
+
+		if ((void *)(ip6 + 1) > p->end)
+			return 0;
+		/* IPv6 has no "no checksum": a zero one is a broken packet. */
+		return bpf_ntohs(ip6->payload_len) == udp_len && p->udp->check;
+	}
+}
+
 static __always_inline struct mrc_eph *ep_header(struct mrc_pkt *p)
 {
 	struct mrc_eph *eh = (void *)(p->bth + 1);
 
 	if ((void *)(eh + 1) > p->end ||
-	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*eh))
+	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*eh) ||
+	    !ep_lengths_agree(p))
 		return NULL;
 	return eh;
 }
@@ -43,6 +74,57 @@ static __always_inline int ep_drop(enum mrc_drop_reason reason)
 	return reason ? count_drop(reason) : XDP_DROP;
 }
 
+/* What a refusal counts, besides ep_dropped and its drop reason. */
+enum ep_refusal {
+	EP_REFUSED_PROBE,
+	EP_REFUSED_PORT_STATUS,
+	EP_REFUSED_RESPONSE,
+	EP_REFUSED_REPLY_PORT,
+};
+
+static __always_inline int ep_refuse(enum ep_refusal why,
+				     enum mrc_drop_reason reason)
+{
+	struct mrc_ctl_stats *cs = ctl_stats();
+
+	if (cs) {
+		if (why == EP_REFUSED_PROBE)
+			cs->probes_refused++;
+		else if (why == EP_REFUSED_PORT_STATUS)
+			cs->port_status_refused++;
+		else if (why == EP_REFUSED_RESPONSE)
+			cs->responses_refused++;
+		else
+			cs->responses_bad_port++;
+	}
+	return ep_drop(reason);
+}
+
+/*
+ * Does mrcd know the packet's source for one of the reasons in `want`
+ * (MRC_KNOWN_*)? mrcd keeps mrc_known_peers: the peers of live QPs, its
+ * configured peers and the targets of running `mrcctl probe`s. No entry,
+ * no service: nothing here trusts a packet for its source address alone.
+ */
+static __always_inline int ep_source_known(const struct mrc_pkt *p, __u32 want)
+{
+	struct mrc_known_peer_key key;
+	struct mrc_known_peer *kp;
+
+	if (packet_addr(p, PKT_SRC, (__u32 *)key.addr))
+		return 0;
+	kp = bpf_map_lookup_elem(&mrc_known_peers, &key);
+	return kp && (kp->why & want);
+}
+
+/* Is `port` one of mrcd's probe sockets (mrc_probe_ports)? */
+static __always_inline int is_probe_port(__u16 port)
+{
+	__u32 key = port;
+
+	return port && bpf_map_lookup_elem(&mrc_probe_ports, &key) != NULL;
+}
+
 /*
  * An EV probe for us: answer it right here. The response keeps the UDP
  * ports (source = the EV, destination = the MRC port), so it crosses the
@@ -55,6 +137,8 @@ static __always_inline int answer_ev_probe(struct mrc_pkt *p,
 	__u16 *op_word = (__u16 *)p->bth;
 	__u32 old_sum, new_sum, service;
 
+	if (!ep_source_known(p, MRC_KNOWN_SERVED))
+		return ep_refuse(EP_REFUSED_PROBE, MRC_DROP_BAD_SOURCE);
 	if (reflect_frame(p))
 		return ep_drop(MRC_DROP_MALFORMED);
 	old_sum = *op_word + words32(eh->service_ns);
@@ -69,7 +153,12 @@ static __always_inline int answer_ev_probe(struct mrc_pkt *p,
 	return XDP_TX;
 }
 
-/* The answer to one of our probes: timestamp it, hand it to its socket. */
+/*
+ * The answer to one of our probes: timestamp it, hand it to its socket.
+ * Only from a peer mrcd knows and only to one of mrcd's probe sockets: a
+ * response is a request to deliver a packet to the port it names, which
+ * would otherwise be any port of this host (22 as well).
+ */
 static __always_inline int take_probe_response(struct mrc_pkt *p,
 					       struct mrc_eph *eh, __u64 now)
 {
@@ -81,6 +170,10 @@ static __always_inline int take_probe_response(struct mrc_pkt *p,
 		return ep_drop(MRC_DROP_BAD_OPCODE);
 	if (!port)
 		return ep_drop(MRC_DROP_MALFORMED);
+	if (!ep_source_known(p, MRC_KNOWN_SERVED | MRC_KNOWN_PROBED))
+		return ep_refuse(EP_REFUSED_RESPONSE, MRC_DROP_BAD_SOURCE);
+	if (!is_probe_port(port))
+		return ep_refuse(EP_REFUSED_REPLY_PORT, MRC_DROP_NONE);
 	old_sum = words64(eh->t_rx_ns);
 	eh->t_rx_ns = now;
 	udp_csum_update(p->udp, old_sum, words64(now));
@@ -100,6 +193,8 @@ static __always_inline int take_port_status(struct mrc_pkt *p)
 
 	if (!cfg || !cfg->agent_port)
 		return ep_drop(MRC_DROP_NONE);	/* no agent to tell */
+	if (!ep_source_known(p, MRC_KNOWN_SERVED))
+		return ep_refuse(EP_REFUSED_PORT_STATUS, MRC_DROP_BAD_SOURCE);
 	steer_to_owner(p->udp, cfg->agent_port);
 	cs = ctl_stats();
 	if (cs)

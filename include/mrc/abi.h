@@ -1024,8 +1024,54 @@ struct mrc_ctl_stats {
 	__u64	trim_nacks_lasthop;	/* ... of them trimmed at the last hop */
 	__u64	cc_wakeups;		/* full windows that opened (libmrc woken) */
 	__u64	pad;
+	/*
+	 * Endpoint messages refused (each also counted in ep_dropped): EV
+	 * probes and port status from an address that is no known peer
+	 * (mrc_known_peers), probe responses from one, and responses naming
+	 * a UDP port that is none of mrcd's probe sockets (mrc_probe_ports).
+	 */
+	__u64	probes_refused;
+	__u64	port_status_refused;
+	__u64	responses_refused;	/* unknown source */
+	__u64	responses_bad_port;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ctl_stats, 96);
+MRC_ABI_ASSERT_SIZE(struct mrc_ctl_stats, 128);
+
+/*
+ * Who XDP serves endpoint messages (EV probes, port status, probe
+ * responses) from: mrc_known_peers, a hash keyed by the address (IPv6 or
+ * IPv4-mapped IPv6, as peers are stored), written by mrcd alone. The
+ * value says why mrcd knows the address (MRC_KNOWN_*): XDP answers EV
+ * probes and passes port status only from QP and configured peers, and
+ * takes probe responses from any known peer (the target of a running
+ * `mrcctl probe` included).
+ */
+#define MRC_KNOWN_QP		0x1	/* a peer address of a QP in RTR/RTS */
+#define MRC_KNOWN_CONFIGURED	0x2	/* mrcd --peers */
+#define MRC_KNOWN_PROBED	0x4	/* target of a running `mrcctl probe` */
+#define MRC_KNOWN_SERVED	(MRC_KNOWN_QP | MRC_KNOWN_CONFIGURED)
+#define MRC_MAX_KNOWN_PEERS	4096
+
+struct mrc_known_peer_key {
+	__u8	addr[16];
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_known_peer_key, 16);
+
+struct mrc_known_peer {
+	__u32	why;		/* MRC_KNOWN_* */
+	__u32	pad;
+};
+MRC_ABI_ASSERT_SIZE(struct mrc_known_peer, 8);
+
+/*
+ * The UDP ports of mrcd's probe sockets (one per plane and address
+ * family, one per running `mrcctl probe`): mrc_probe_ports, a hash keyed
+ * by the port (host order, in a __u32), value MRC_PROBE_PORT_*. XDP
+ * steers an EV probe response only to one of these; mrcd writes it.
+ */
+#define MRC_PROBE_PORT_PLANE	1
+#define MRC_PROBE_PORT_JOB	2
+#define MRC_MAX_PROBE_PORTS	64
 
 /* 24-bit PSN on the wire -> 32-bit PSN nearest to `ref`. */
 static inline __u32 mrc_psn_extend(__u32 ref, __u32 psn24)

@@ -91,12 +91,27 @@ link_field() { stats_json | jq -r ".links[] | select(.name==\"$1\") | .$2"; }
 PERF="$ROOT/build/mrc-perf"
 MRCCTL="$ROOT/build/mrcctl"
 
-# mrc_up TMPDIR: mrcd on every host of the lab and one mrc-perf server on
-# h2 for the whole test file (it serves one client after another; its JSON
-# lines go to TMPDIR/server.json). Sets H2 to h2's plane-1 address.
+# peer_addrs PLANES HOST...: every plane address (IPv4 and IPv6) of the
+# hosts, comma-separated, for mrcd --peers.
+peer_addrs() {
+	local planes=$1 h p out=()
+	shift
+	for h in "$@"; do
+		for ((p = 1; p <= planes; p++)); do
+			out+=("$(lab addr "$h" "$p")" "$(lab addr "$h" "$p" -6)")
+		done
+	done
+	(IFS=,; echo "${out[*]}")
+}
+
+# mrc_up TMPDIR [MRCD_ARGS...]: mrcd on every host of the lab (with the
+# arguments) and one mrc-perf server on h2 for the whole test file (it
+# serves one client after another; its JSON lines go to
+# TMPDIR/server.json). Sets H2 to h2's plane-1 address.
 mrc_up() {
 	MRC_TMP=$1
-	lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
+	shift
+	lab agent start ${1:+--} "$@" > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
 	H2=$(lab addr h2 1)
 	"$LAB_CMD" exec --name "$LAB" h2 "$PERF" server --json \
 		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &

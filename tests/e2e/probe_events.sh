@@ -24,7 +24,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-mrc_up "$tmp"
+# `mrcctl probe` between hosts without a QP: each serves the other's
+# addresses (XDP answers probes only from known peers).
+mrc_up "$tmp" --peers "$(peer_addrs 4 h1 h2)"
 
 # ctl HOST ARGS...: mrcctl in a lab host; stdout in $tmp/out, stderr in
 # $tmp/err, its exit status returned (and in $RC).

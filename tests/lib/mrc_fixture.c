@@ -416,6 +416,8 @@ void reset_maps(void)
 	delete_all(MFD(mrc_cc_owner), sizeof(__u32));
 	delete_all(MFD(mrc_peers), sizeof(struct mrc_peer_key));
 	delete_all(MFD(mrc_plane_of), sizeof(__u32));
+	delete_all(MFD(mrc_known_peers), sizeof(struct mrc_known_peer_key));
+	delete_all(MFD(mrc_probe_ports), sizeof(__u32));
 	for (k = 0; k < MRC_MAX_CTX; k++)
 		bpf_map_delete_elem(MFD(mrc_events), &k);	/* ENOENT is fine */
 	/* Control-path counters and EV events of earlier tests. */

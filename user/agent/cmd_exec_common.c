@@ -103,7 +103,7 @@ static const char *const qp_counter_names[] = {
 static const char *counter_name(const char *const *names, size_t n_names,
 				size_t i, char *buf, size_t len)
 {
-	if (i < n_names)
+	if (i < n_names && names[i])
 		return names[i];
 	snprintf(buf, len, "counter_%zu", i);
 	return buf;
@@ -142,11 +142,13 @@ bool cmd_all_zero(const void *p, size_t len)
 	return true;
 }
 
-/* Fields of struct mrc_ctl_stats, in order. */
+/* Fields of struct mrc_ctl_stats, in order (NULL: unnamed, counter_N). */
 static const char *const ctl_counter_names[] = {
 	"ev_events", "ev_events_lost", "demote_refused", "probes_answered",
 	"probe_responses", "probes_stamped", "port_status_rx", "ep_dropped",
-	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups",
+	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups", NULL,
+	"probes_refused", "port_status_refused", "responses_refused",
+	"responses_bad_port",
 };
 
 const char *cmd_ctl_counter_name(size_t i, char *buf, size_t len)

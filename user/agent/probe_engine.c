@@ -44,6 +44,8 @@ const char *const pe_counter_names[PE_N_COUNTERS] = {
 	[PE_EVENTS_SLOW_READER] = "events_slow_reader",
 	[PE_MANUAL_PROBES_SENT] = "manual_probes_sent",
 	[PE_MANUAL_PROBES_ANSWERED] = "manual_probes_answered",
+	[PE_PROBE_ANSWERS_FOREIGN] = "probe_answers_foreign",
+	[PE_PEER_MAP_ERRORS] = "peer_map_errors",
 };
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -85,10 +87,9 @@ static void ctl_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t o
 static void plane_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t opcode,
 			 const struct mrc_eph *eph, void *arg)
 {
-	(void)src;
 	(void)arg;
 	if (opcode == MRC_OP_EP_RESPONSE && eph->kind == MRC_EP_EV_PROBE)
-		pe_on_probe_answer(pe, eph);
+		pe_on_probe_answer(pe, src, eph);
 }
 
 /* Through the program's logger, if it gave one (pe_setup.log). */
@@ -119,6 +120,7 @@ static void tick(struct probe_engine *pe)
 		if (pe->jobs[i])
 			pe_job_step(pe, pe->jobs[i]);
 	pe->budget = PE_PROBES_PER_TICK;
+	pe_peers_tick(pe);
 	pe_scan_slots(pe, cand, &n_cand);
 	if (n_cand) {
 		pe_drain_ring(pe);
@@ -207,13 +209,15 @@ void pe_process(struct probe_engine *pe, const struct pollfd *pfd, int n)
  * The maps the engine works on, each opened from the pin folder and
  * checked (user/common/pins.h): mrc_planes (addresses, DOWN flags),
  * mrc_qps, mrc_qp_evs and mrc_tx (mmapped), mrc_ev_profiles (event
- * masks), mrc_ctl_stats (events XDP lost) and the ring mrc_ev_events.
+ * masks), mrc_ctl_stats (events XDP lost), the ring mrc_ev_events, and
+ * the two it writes: mrc_known_peers and mrc_probe_ports.
  */
 static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 {
 	static const enum mrc_pin used[] = {
 		MRC_PIN_PLANES, MRC_PIN_QPS, MRC_PIN_QP_EVS, MRC_PIN_TX,
 		MRC_PIN_EV_PROFILES, MRC_PIN_CTL_STATS, MRC_PIN_EV_EVENTS,
+		MRC_PIN_KNOWN_PEERS, MRC_PIN_PROBE_PORTS,
 	};
 	void *p;
 	int rc;
@@ -332,6 +336,9 @@ struct probe_engine *pe_open(const struct pe_setup *setup, char *err, size_t err
 	for (i = 0; i < pe->cfg.n_planes; i++)
 		if (open_plane(pe, i, err, errlen))
 			goto fail;
+	/* Before the first tick: peers and probe ports known to XDP at once. */
+	pe_peers_open(pe);
+	pe_peers_tick(pe);
 	return pe;
 fail:
 	pe_close(pe);

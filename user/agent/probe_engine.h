@@ -39,6 +39,7 @@
 #define PE_JOB_MAX_COUNT	1000
 #define PE_JOB_TIMEOUT_MS	1000
 #define PE_MAX_FDS		(4 + 2 * MRC_MAX_PLANES_ABI + PE_MAX_JOBS)
+#define PE_MAX_CONFIGURED_PEERS	256	/* mrcd --peers */
 
 /* Counters `mrcctl stats` shows, in this order (pe_counter_names). */
 enum pe_counter {
@@ -60,6 +61,10 @@ enum pe_counter {
 	PE_EVENTS_SLOW_READER,	/* a subscriber missed them */
 	PE_MANUAL_PROBES_SENT,
 	PE_MANUAL_PROBES_ANSWERED,
+	/* a probe answer at our sockets from another address than probed */
+	PE_PROBE_ANSWERS_FOREIGN,
+	/* mrc_known_peers / mrc_probe_ports writes that failed (map full?) */
+	PE_PEER_MAP_ERRORS,
 	PE_N_COUNTERS,
 };
 
@@ -83,6 +88,13 @@ struct pe_setup {
 	uint32_t probe_successes;
 	uint32_t probe_interval_ms;
 	uint16_t udp_port;		/* MRC's, where probes and status go */
+	/*
+	 * Peers XDP serves without a QP to them (EV probes answered, port
+	 * status passed): mrcd --peers, map addresses (IPv6 or v4-mapped).
+	 * The peers of live QPs are served anyway (mrc_known_peers).
+	 */
+	int n_peers;
+	uint8_t peers[PE_MAX_CONFIGURED_PEERS][16];
 	/*
 	 * The pin folder: the engine opens the maps it uses there (its own
 	 * fds, user/common/pins.h, checked), only during pe_open().

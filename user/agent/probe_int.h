@@ -9,6 +9,8 @@
  *   probe_send.c    an EV's probing: schedule, backoff, probes, answers
  *   probe_links.c   plane links, port status out and in
  *   probe_jobs.c    `mrcctl probe`
+ *   probe_peers.c   who XDP serves endpoint messages for (mrc_known_peers,
+ *                   mrc_probe_ports)
  *
  * Per QP slot the engine keeps what it knows of each EV (GOOD, ASSUMED_BAD
  * or DENIED) and the EV's probe state. It learns of slots from XDP's
@@ -95,6 +97,30 @@ struct pe_job {
 	size_t out_len, out_cap;
 };
 
+/* An address mrcd has told XDP about (mrc_known_peers), and why. */
+struct pe_known {
+	uint8_t addr[16];
+	uint32_t why;		/* MRC_KNOWN_* */
+};
+
+/*
+ * What XDP serves endpoint messages for (probe_peers.c): the peers of the
+ * QPs in RTR/RTS as last read (re-read when a slot's mmapped state or
+ * generation moves), and what mrc_known_peers and mrc_probe_ports hold,
+ * sorted, so that a change writes only the difference.
+ */
+struct pe_peers {
+	uint32_t seen_state[MRC_MAX_QPS], seen_gen[MRC_MAX_QPS];
+	uint8_t n_addrs[MRC_MAX_QPS];
+	uint8_t addrs[MRC_MAX_QPS][MRC_MAX_PEER_ADDRS][16];
+	struct pe_known installed[MRC_MAX_KNOWN_PEERS];
+	struct pe_known want[MRC_MAX_KNOWN_PEERS];
+	int n_installed;
+	uint32_t ports[MRC_MAX_PROBE_PORTS];	/* in mrc_probe_ports */
+	int n_ports;
+	bool dirty;
+};
+
 struct profile_mask {
 	uint64_t read_ns;
 	uint32_t mask;
@@ -133,6 +159,7 @@ struct probe_engine {
 	int budget;		/* probes left this tick */
 	uint64_t now;		/* of the work being done */
 	struct pe_fd fds[PE_MAX_FDS];
+	struct pe_peers peers;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -195,7 +222,9 @@ bool pe_demote(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
 /* One ASSUMED_BAD entry we know of: time out its probe, or send the next. */
 void pe_probe_step(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
 		   uint32_t idx, uint32_t word);
-void pe_on_probe_answer(struct probe_engine *pe, const struct mrc_eph *eph);
+/* An answer to one of our probes, from src: it counts only from the peer probed. */
+void pe_on_probe_answer(struct probe_engine *pe, const uint8_t src[16],
+			const struct mrc_eph *eph);
 /* The plane's socket for an address's family, and its port. */
 int pe_plane_sock(const struct pe_plane *p, const uint8_t addr[16], uint16_t *port);
 int pe_send_ep(struct probe_engine *pe, int fd, const uint8_t dst[16],
@@ -211,6 +240,15 @@ void pe_reread_links(struct probe_engine *pe);
 void pe_on_port_status(struct probe_engine *pe, const uint8_t src[16],
 		       const struct mrc_eph *eph);
 void pe_announce_step(struct probe_engine *pe);
+
+/* ---- probe_peers.c ------------------------------------------------------ */
+
+/* Take what the maps hold (an earlier mrcd's entries are reconciled). */
+void pe_peers_open(struct probe_engine *pe);
+/* Each tick: re-read the QPs whose state moved; write what changed. */
+void pe_peers_tick(struct probe_engine *pe);
+/* Write mrc_known_peers and mrc_probe_ports now (a job starts or ends). */
+void pe_peers_sync(struct probe_engine *pe);
 
 /* ---- probe_jobs.c ------------------------------------------------------- */
 

@@ -134,10 +134,13 @@ void pe_job_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t opcod
 	uint32_t i = job->sent - 1;
 	uint64_t rtt;
 
-	(void)src;
 	if (opcode != MRC_OP_EP_RESPONSE || eph->kind != MRC_EP_EV_PROBE ||
 	    !job->waiting || eph->req_id != job->base_id + i || eph->ev != job->req.ev)
 		return;
+	if (memcmp(src, job->req.to, 16)) {
+		pe->counters[PE_PROBE_ANSWERS_FOREIGN]++;	/* not who we probed */
+		return;
+	}
 	rtt = pe_answer_rtt(eph, job->sent_ns, pe->now);
 	job->rtt[i] = rtt;
 	job->service[i] = eph->service_ns;
@@ -246,6 +249,8 @@ struct pe_job *pe_job_start(struct probe_engine *pe, const struct pe_job_req *re
 	job->base_id = (uint32_t)(mono_ns() >> 10) ^ (++pe->job_ids << 20);
 	pe->now = mono_ns();
 	pe->jobs[free_slot] = job;
+	/* XDP must take the answer (target known, our port) before it can come. */
+	pe_peers_sync(pe);
 	job_send(pe, job);
 	return job;
 }
@@ -268,4 +273,5 @@ void pe_job_end(struct probe_engine *pe, struct pe_job *job)
 		if (pe->jobs[i] == job)
 			pe->jobs[i] = NULL;
 	pe_job_free(job);
+	pe_peers_sync(pe);
 }

@@ -188,7 +188,19 @@ uint64_t pe_answer_rtt(const struct mrc_eph *eph, uint64_t sent_ns, uint64_t now
 	return now > sent_ns ? now - sent_ns : 1;
 }
 
-void pe_on_probe_answer(struct probe_engine *pe, const struct mrc_eph *eph)
+/* Was the probe of entry idx sent to src? (its plane's peer address) */
+static bool probed_address(struct probe_engine *pe, uint32_t slot,
+			   const struct pe_slot *s, uint32_t idx, const uint8_t src[16])
+{
+	uint16_t plane = MRC_EV_WORD_PLANE(entry_word(pe, slot, idx));
+
+	return plane >= 1 && plane <= s->info.n_peer_addrs &&
+	       plane <= MRC_MAX_PEER_ADDRS &&
+	       !memcmp(s->info.peer_addrs[plane - 1], src, 16);
+}
+
+void pe_on_probe_answer(struct probe_engine *pe, const uint8_t src[16],
+			const struct mrc_eph *eph)
 {
 	uint32_t slot = eph->req_id >> 24, idx = (eph->req_id >> 16) & 0xff;
 	struct pe_slot *s = pe->slots[slot];
@@ -198,6 +210,11 @@ void pe_on_probe_answer(struct probe_engine *pe, const struct mrc_eph *eph)
 	    s->ev[idx].tag != (eph->req_id & 0xffff) ||
 	    pe->evs[slot].ev[idx].ev != eph->ev) {
 		pe->counters[PE_PROBE_ANSWERS_STALE]++;
+		return;
+	}
+	/* Our socket's port is no secret: an answer counts from the peer alone. */
+	if (!probed_address(pe, slot, s, idx, src)) {
+		pe->counters[PE_PROBE_ANSWERS_FOREIGN]++;
 		return;
 	}
 	e = &s->ev[idx];

@@ -53,6 +53,9 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	ARRAY(MRC_PIN_CC, "mrc_cc", sizeof(struct mrc_cc_state), MRC_MAX_CC),
 	HASH(MRC_PIN_CC_OWNER, "mrc_cc_owner", U32, U32, MRC_MAX_CC),
 	MMAPED(MRC_PIN_CC_VIEW, "mrc_cc_view", sizeof(struct mrc_cc_view), MRC_MAX_CC),
+	HASH(MRC_PIN_KNOWN_PEERS, "mrc_known_peers", sizeof(struct mrc_known_peer_key),
+	     sizeof(struct mrc_known_peer), MRC_MAX_KNOWN_PEERS),
+	HASH(MRC_PIN_PROBE_PORTS, "mrc_probe_ports", U32, U32, MRC_MAX_PROBE_PORTS),
 };
 
 const struct mrc_pin_spec *mrc_pin_spec(enum mrc_pin id)

@@ -27,7 +27,8 @@
  *
  * usage: mrcd --planes IF[,IF...] [--daemon] [--pin-dir DIR] [--port N]
  *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto]
- *             [--probe-successes N] [--probe-interval-ms MS] [-v]
+ *             [--probe-successes N] [--probe-interval-ms MS]
+ *             [--peers ADDR[,ADDR...]] [-v]
  *        mrcd --detach [--pin-dir DIR]
  *
  * This file: the options, --help, start-up and teardown, and the loop.
@@ -48,6 +49,7 @@
 #include <xdp/libxdp.h>
 
 #include "common/parse.h"
+#include "agent/probe_net.h"
 #include "mrcd/mrcd.h"
 #include "mrc.skel.h"
 
@@ -69,6 +71,11 @@ static void usage(FILE *f)
 "                       first probe of an ASSUMED_BAD EV, and the next after\n"
 "                       an unanswered one, this long after (1..%d, default %d;\n"
 "                       doubled for an EV that keeps failing, up to 32 x)\n"
+"  --peers ADDR,...     numeric IPv4/IPv6 addresses whose EV probes XDP\n"
+"                       answers and whose port status it passes on without a\n"
+"                       QP to them (for `mrcctl probe` from there; at most\n"
+"                       %d, repeatable). Peers of live QPs are served anyway;\n"
+"                       nobody else is\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  -v, --verbose        say how each plane was attached\n"
 "  -h, --help           this text\n"
@@ -77,7 +84,7 @@ static void usage(FILE *f)
 "Exit status: 0 after a clean stop, 1 run-time error, 2 usage error.\n",
 		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT,
 		PROBE_SUCCESSES_MAX, MRC_PROBE_SUCCESSES_DEFAULT, PROBE_INTERVAL_MAX_MS,
-		PE_INTERVAL_MS_DEFAULT);
+		PE_INTERVAL_MS_DEFAULT, PE_MAX_CONFIGURED_PEERS);
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -133,6 +140,30 @@ static int parse_planes(struct agent *a, const char *list)
 	return err;
 }
 
+/* --peers A,B,...: numeric addresses, added to those given before. */
+static int parse_peers(struct agent *a, const char *list)
+{
+	char *copy = strdup(list), *item, *rest;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	rest = copy;
+	while (!err && (item = strsep(&rest, ","))) {
+		if (a->opt.n_peers >= PE_MAX_CONFIGURED_PEERS) {
+			pr_err("--peers: at most %d addresses\n", PE_MAX_CONFIGURED_PEERS);
+			err = -E2BIG;
+		} else if (addr_parse(item, a->opt.peers[a->opt.n_peers])) {
+			pr_err("--peers: '%s' is not a numeric IPv4 or IPv6 address\n", item);
+			err = -EINVAL;
+		} else {
+			a->opt.n_peers++;
+		}
+	}
+	free(copy);
+	return err;
+}
+
 static int parse_xdp_mode(const char *s, enum xdp_choice *choice)
 {
 	if (!strcmp(s, "auto"))
@@ -181,6 +212,7 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{ "xdp-mode", required_argument, NULL, 'm' },
 		{ "probe-successes", required_argument, NULL, 'S' },
 		{ "probe-interval-ms", required_argument, NULL, 'I' },
+		{ "peers",    required_argument, NULL, 'R' },
 		{ "detach",   no_argument,       NULL, 'X' },
 		{ "adopt-fds", required_argument, NULL, 'A' },
 		{ "verbose",  no_argument,       NULL, 'v' },
@@ -242,6 +274,10 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 				return EXIT_USAGE;
 			}
 			a->opt.probe_interval_ms = (__u32)v;
+			break;
+		case 'R':
+			if (parse_peers(a, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'X':
 			a->opt.detach = true;

@@ -77,6 +77,9 @@ struct options {
 	__u16 port;
 	__u32 probe_successes;		/* answered probes that bring an EV back */
 	__u32 probe_interval_ms;	/* first probe after a demotion */
+	/* --peers: served without a QP (map addresses, see pe_setup.peers) */
+	int n_peers;
+	uint8_t peers[PE_MAX_CONFIGURED_PEERS][16];
 	enum xdp_choice xdp_choice;
 	bool daemon;
 	bool detach;

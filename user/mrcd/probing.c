@@ -35,6 +35,8 @@ static void probe_setup(const struct agent *a, struct pe_setup *ps)
 	ps->probe_successes = a->opt.probe_successes;
 	ps->probe_interval_ms = a->opt.probe_interval_ms;
 	ps->udp_port = a->opt.port;
+	ps->n_peers = a->opt.n_peers;
+	memcpy(ps->peers, a->opt.peers, sizeof(ps->peers));
 	/* Pinned (and mrc_cfg's ABI version written) by now: load.c, config.c. */
 	ps->pin_dir = a->paths.pin_dir;
 	ps->log = engine_says;

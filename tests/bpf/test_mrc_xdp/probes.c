@@ -68,6 +68,36 @@ static __u32 get_ne32(const __u8 *p)
 	return v;
 }
 
+/* mrcd knows `addr` (16 bytes, IPv6 or IPv4-mapped) for `why` (MRC_KNOWN_*). */
+static void know_peer(const __u8 addr[16], __u32 why)
+{
+	struct mrc_known_peer_key k;
+	struct mrc_known_peer v = { .why = why };
+
+	memcpy(k.addr, addr, 16);
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_known_peers), &k, &v, BPF_ANY), 0,
+		  "mrc_known_peers update");
+}
+
+/* Both test peer addresses (peer4 mapped, peer6) are known for `why`. */
+static void know_test_peers(__u32 why)
+{
+	__u8 a[16];
+
+	mapped4(a, peer4);
+	know_peer(a, why);
+	know_peer(peer6, why);
+}
+
+/* `port` is one of mrcd's probe sockets. */
+static void add_probe_port(__u32 port)
+{
+	__u32 kind = MRC_PROBE_PORT_PLANE;
+
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_probe_ports), &port, &kind, BPF_ANY), 0,
+		  "mrc_probe_ports update");
+}
+
 /* An EV probe request as it arrives at the responder (from the peer). */
 static struct ep_spec probe_req(void)
 {
@@ -95,8 +125,9 @@ static struct ep_spec probe_out(__u32 ev, __u8 flags)
  * fabric on the EV's return path), opcode EP_RESPONSE, req_id/ev/
  * reply_port/t_tx_ns echoed, service_ns filled (< 1 s) and a valid UDP
  * checksum; IPv4 and IPv6; counted in ctl_stats.probes_answered. The
- * request need not come from a known QP peer (dqpn 0). With an IPv4 UDP
- * checksum of 0 ("none") the answer keeps 0.
+ * request comes from a peer mrcd knows (mrc_known_peers, here as a QP
+ * peer); it names no QP (dqpn 0). With an IPv4 UDP checksum of 0 ("none")
+ * the answer keeps 0.
  */
 TEST_CASE(test_ep_probe_answered, "mrc.ep_probe_answered")
 {
@@ -107,6 +138,7 @@ TEST_CASE(test_ep_probe_answered, "mrc.ep_probe_answered")
 	struct run r;
 
 	setup_qp(1);
+	know_test_peers(MRC_KNOWN_QP);
 	for (zero = 0; zero < 2; zero++) {
 		for (v6 = 0; v6 < 2; v6++) {
 			struct hdrs h = v6 ? rx6() : rx4();
@@ -184,8 +216,10 @@ TEST_CASE(test_ep_probe_answered, "mrc.ep_probe_answered")
 
 /*
  * The answer to one of our probes: XDP stamps t_rx_ns (now, host clock)
- * and steers it to reply_port (mrcd's probing socket), XDP_PASS, with a
- * valid UDP checksum and nothing else changed; ctl_stats.probe_responses.
+ * and steers it to reply_port (mrcd's probing socket, in mrc_probe_ports),
+ * XDP_PASS, with a valid UDP checksum and nothing else changed;
+ * ctl_stats.probe_responses. The source is a known peer: here the target
+ * of a `mrcctl probe` (MRC_KNOWN_PROBED), which is enough for a response.
  * reply_port 0 (nobody to give it to) or a response of another kind is
  * dropped and counted in ep_dropped.
  */
@@ -199,6 +233,8 @@ TEST_CASE(test_ep_probe_response, "mrc.ep_probe_response")
 	struct run r;
 
 	setup_qp(1);
+	know_test_peers(MRC_KNOWN_PROBED);
+	add_probe_port(40404);
 	for (v6 = 0; v6 < 2; v6++) {
 		struct hdrs h = v6 ? rx6() : rx4();
 		struct ep_spec e = probe_req();
@@ -275,7 +311,8 @@ TEST_CASE(test_ep_probe_response, "mrc.ep_probe_response")
  * A peer's port status request goes to our mrcd at mrc_cfg.agent_port
  * (XDP_PASS, only dport and checksum changed, checksum valid,
  * ctl_stats.port_status_rx); without an agent (agent_port 0) it is
- * dropped and counted in ep_dropped.
+ * dropped and counted in ep_dropped. The peer is one mrcd was configured
+ * with (MRC_KNOWN_CONFIGURED).
  */
 TEST_CASE(test_ep_port_status, "mrc.ep_port_status")
 {
@@ -292,6 +329,7 @@ TEST_CASE(test_ep_port_status, "mrc.ep_port_status")
 	struct run r;
 
 	setup_qp(1);
+	know_test_peers(MRC_KNOWN_CONFIGURED);
 	{
 		struct hdrs h = rx4();
 
@@ -512,4 +550,276 @@ TEST_CASE(test_tc_stamp_probe, "mrc.tc_stamp_probe")
 		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum still valid");
 		expect_ctl(&want);
 	}
+}
+
+/* ====================================================================== */
+/* Tests: endpoint messages only for known peers and mrcd's own ports     */
+/* ====================================================================== */
+
+/*
+ * EV probes are answered only for peers mrcd serves (a QP's peer or one
+ * it was configured with): from an address it does not know, or knows
+ * only as the target of its own `mrcctl probe`, a probe is dropped, never
+ * reflected, and counted in probes_refused, ep_dropped and the bad_source
+ * drop reason; IPv4 and IPv6. The same probe from a QP peer is then
+ * answered, its UDP checksum right when recomputed from scratch.
+ */
+TEST_CASE(test_ep_probe_unknown_source, "mrc.ep_probe_unknown_source")
+{
+	struct mrc_ctl_stats want = {};
+	struct mrc_drop_stats drops = {};
+	__u8 pkt[PKT_MAX];
+	size_t len;
+	int v6, known;
+	struct run r;
+
+	setup_qp(1);
+	for (known = 0; known < 2; known++) {
+		if (known)
+			know_test_peers(MRC_KNOWN_PROBED);
+		for (v6 = 0; v6 < 2; v6++) {
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+
+			if (!known)
+				h.src = v6 ? stranger6 : stranger4;
+			len = ep_frame(pkt, &h, &e);
+			run_xdp(pkt, len, &r);
+			expect_xdp_drop(&r);
+			want.probes_refused++;
+			want.ep_dropped++;
+			drops.bad_source++;
+			expect_ctl(&want);
+			expect_drops(&drops);
+		}
+	}
+	know_test_peers(MRC_KNOWN_QP | MRC_KNOWN_PROBED);
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+		struct ep_spec e = probe_req();
+
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_TX, "known peer: answered");
+		ASSERT_EQ(r.out[l4_off(pkt) + UDP_LEN], MRC_OP_EP_RESPONSE, "opcode EP_RESPONSE");
+		ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum right (recomputed)");
+		want.probes_answered++;
+		expect_ctl(&want);
+		expect_drops(&drops);
+	}
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * A probe response is steered only when it can answer a probe mrcd sent:
+ * from a known peer, naming one of mrcd's probe sockets. Naming port 22,
+ * or any port that is no probe socket, it is dropped (responses_bad_port,
+ * ep_dropped; not a drop reason: the packet is well formed); from an
+ * unknown source it is dropped whatever it names (responses_refused,
+ * ep_dropped, bad_source). Then the same response, from the peer to
+ * mrcd's port, is steered there.
+ */
+TEST_CASE(test_ep_response_refused, "mrc.ep_response_refused")
+{
+	static const __u16 foreign_ports[] = { 22, 40405, MRC_UDP_PORT_DEFAULT };
+	struct mrc_ctl_stats want = {};
+	struct mrc_drop_stats drops = {};
+	__u8 pkt[PKT_MAX];
+	size_t len, i;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	know_test_peers(MRC_KNOWN_QP);
+	add_probe_port(40404);
+	for (v6 = 0; v6 < 2; v6++) {
+		for (i = 0; i < sizeof(foreign_ports) / sizeof(foreign_ports[0]); i++) {
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+
+			e.opcode = MRC_OP_EP_RESPONSE;
+			e.reply_port = foreign_ports[i];
+			len = ep_frame(pkt, &h, &e);
+			run_xdp(pkt, len, &r);
+			expect_xdp_drop(&r);
+			want.responses_bad_port++;
+			want.ep_dropped++;
+			expect_ctl(&want);
+			expect_drops(&drops);
+		}
+		{
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+
+			e.opcode = MRC_OP_EP_RESPONSE;
+			e.reply_port = 40404;
+			h.src = v6 ? stranger6 : stranger4;
+			len = ep_frame(pkt, &h, &e);
+			run_xdp(pkt, len, &r);
+			expect_xdp_drop(&r);
+			want.responses_refused++;
+			want.ep_dropped++;
+			drops.bad_source++;
+			expect_ctl(&want);
+			expect_drops(&drops);
+		}
+		{
+			struct hdrs h = v6 ? rx6() : rx4();
+			struct ep_spec e = probe_req();
+
+			e.opcode = MRC_OP_EP_RESPONSE;
+			e.reply_port = 40404;
+			len = ep_frame(pkt, &h, &e);
+			run_xdp(pkt, len, &r);
+			ASSERT_EQ(r.ret, XDP_PASS, "peer to mrcd's port: passed");
+			ASSERT_EQ(get16(r.out + l4_off(pkt) + 2), 40404, "steered to 40404");
+			ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid");
+			want.probe_responses++;
+			expect_ctl(&want);
+		}
+	}
+}
+
+/*
+ * Port status is passed to mrcd only from a peer it serves: from an
+ * unknown address, or one known only as a probe target, it is dropped
+ * with its destination port unchanged (no steering to the agent) and
+ * counted in port_status_refused, ep_dropped and bad_source.
+ */
+TEST_CASE(test_ep_port_status_unknown, "mrc.ep_port_status_unknown")
+{
+	struct mrc_global_cfg cfg = { .agent_port = 45454 };
+	struct ep_spec e = {
+		.opcode = MRC_OP_EP_REQUEST, .kind = MRC_EP_PORT_STATUS, .plane = 1,
+		.status = 0,
+	};
+	struct mrc_ctl_stats want = {};
+	struct mrc_drop_stats drops = {};
+	__u8 pkt[PKT_MAX];
+	__u32 zero = 0;
+	size_t len;
+	int v6, known;
+	struct run r;
+
+	setup_qp(1);
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cfg), &zero, &cfg, BPF_ANY), 0,
+		  "set mrc_cfg.agent_port");
+	for (known = 0; known < 2; known++) {
+		if (known)
+			know_test_peers(MRC_KNOWN_PROBED);
+		for (v6 = 0; v6 < 2; v6++) {
+			struct hdrs h = v6 ? rx6() : rx4();
+
+			if (!known)
+				h.src = v6 ? stranger6 : stranger4;
+			len = ep_frame(pkt, &h, &e);
+			run_xdp(pkt, len, &r);
+			expect_xdp_drop(&r);
+			ASSERT_EQ(get16(r.out + l4_off(pkt) + 2), MRC_UDP_PORT_DEFAULT,
+				  "not steered to the agent");
+			want.port_status_refused++;
+			want.ep_dropped++;
+			drops.bad_source++;
+			expect_ctl(&want);
+			expect_drops(&drops);
+		}
+	}
+	know_test_peers(MRC_KNOWN_QP);
+	{
+		struct hdrs h = rx4();
+
+		len = ep_frame(pkt, &h, &e);
+		run_xdp(pkt, len, &r);
+		ASSERT_EQ(r.ret, XDP_PASS, "QP peer: passed");
+		ASSERT_EQ(get16(r.out + l4_off(pkt) + 2), 45454, "steered to agent_port");
+		want.port_status_rx++;
+		expect_ctl(&want);
+	}
+}
+
+/* Set the IP layer's length: IPv4 total length (checksum redone), IPv6 payload. */
+static void set_ip_len(__u8 *pkt, __u16 l4_bytes)
+{
+	__u8 *ip = pkt + ETH_LEN;
+
+	if (pkt_is_ipv6(pkt)) {
+		put16(ip + 4, l4_bytes);
+	} else {
+		put16(ip + 2, (__u16)(20 + l4_bytes));
+		ipv4_csum_fill(pkt);
+	}
+}
+
+/*
+ * An EP request whose UDP length disagrees with the IP layer is malformed
+ * and dropped before any answer is built (MALFORMED, ep_dropped), even
+ * with a UDP checksum right for the length it claims: UDP shorter than the
+ * IP payload (4 bytes the checksum does not cover), or longer than it (the
+ * frame holds the bytes). An IPv6 request without a checksum is dropped
+ * too. A request with 4 bytes more than the header, both lengths agreeing,
+ * is answered with a UDP checksum right when recomputed from scratch.
+ */
+TEST_CASE(test_ep_bad_udp_length, "mrc.ep_bad_udp_length")
+{
+	struct mrc_ctl_stats want = {};
+	struct mrc_drop_stats drops = {};
+	struct ep_spec e = probe_req();
+	__u8 pkt[PKT_MAX], m[128];
+	size_t mlen, len;
+	int v6;
+	struct run r;
+
+	setup_qp(1);
+	know_test_peers(MRC_KNOWN_QP);
+	mlen = build_eph(m, &e);
+	memset(m + mlen, 0xA5, 4);
+	for (v6 = 0; v6 < 2; v6++) {
+		struct hdrs h = v6 ? rx6() : rx4();
+
+		/* UDP says the header alone, IP carries 4 bytes more. */
+		len = build_udp(&h, m, mlen + 4, pkt);
+		set_udp_len(pkt, (__u16)(UDP_LEN + mlen));
+		udp_csum_fill(pkt);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		drops.malformed++;
+		expect_ctl(&want);
+		expect_drops(&drops);
+		/* UDP says 4 bytes more than the IP payload (the frame has them). */
+		len = build_udp(&h, m, mlen + 4, pkt);
+		set_ip_len(pkt, (__u16)(UDP_LEN + mlen));
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		drops.malformed++;
+		expect_ctl(&want);
+		expect_drops(&drops);
+		/* Both agree: answered, checksum right. */
+		len = build_udp(&h, m, mlen + 4, pkt);
+		ASSERT_TRUE(udp_csum_ok(pkt), "input checksum valid");
+		run_xdp(pkt, len, &r);
+		if (!ASSERT_EQ(r.ret, XDP_TX, "lengths agree: answered"))
+			return;
+		ASSERT_EQ(r.out_len, len, "output length");
+		ASSERT_TRUE(udp_csum_ok(r.out), "answer's UDP checksum right (recomputed)");
+		if (!v6)
+			ASSERT_TRUE(ipv4_csum_ok(r.out), "IPv4 header checksum right");
+		want.probes_answered++;
+		expect_ctl(&want);
+	}
+	/* IPv6 without a UDP checksum. */
+	{
+		struct hdrs h = rx6();
+
+		len = build_udp(&h, m, mlen, pkt);
+		put16(pkt + l4_off(pkt) + 6, 0);
+		run_xdp(pkt, len, &r);
+		expect_xdp_drop(&r);
+		want.ep_dropped++;
+		drops.malformed++;
+		expect_ctl(&want);
+		expect_drops(&drops);
+	}
+	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
 }
