@@ -84,6 +84,10 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
+# Test-only programs (tests/tools/NAME/): built into build/tests/, never
+# installed.
+FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
+TEST_TOOLS   := $(BUILD)/tests/mrc-forge
 
 # Installed programs; mrc-bpf-cost is a developer tool built on the BPF
 # tests' fixture, so it is built but not installed (installed tools link
@@ -110,7 +114,8 @@ TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/un
 	      $(FIXTURE_OBJS)
 
 .PHONY: all deps check-tools test demo bench install clean
-all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
+all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS) \
+	$(TEST_TOOLS)
 
 check-tools:
 ifneq ($(MISSING),)
@@ -209,6 +214,8 @@ $(BUILD)/mrc-tcp-timeline: $(TIMELINE_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
+	$(Q)$(call link,)
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)
