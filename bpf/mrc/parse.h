@@ -178,6 +178,18 @@ static __always_inline int has_qp_key(const struct mrc_pkt *p,
 	       mrc_bth_key(p->bth) == info->local_key;
 }
 
+/*
+ * Is an outgoing packet the QP's own (TC)? Any local process may send to
+ * the MRC port; only the QP's owner knows the peer's key. A keyed QP's
+ * state (send log, EV rotation, counters) is not touched for the rest.
+ */
+static __always_inline int is_own_packet(const struct mrc_pkt *p,
+					 const struct mrc_qp_info *info)
+{
+	return !(info->flags & MRC_QP_F_KEYED) ||
+	       mrc_bth_key(p->bth) == info->peer_key;
+}
+
 /* The QP a packet names, or NULL (counted) when it is not ours. */
 static __always_inline struct mrc_qp_info *lookup_qp(__u32 qpn, __u32 *slot)
 {

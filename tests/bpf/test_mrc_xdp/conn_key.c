@@ -277,3 +277,32 @@ TEST_CASE(test_key_trim_nack_peer_key, "mrc.key_trim_nack_peer_key")
 		ASSERT_EQ(get32(r.out + key_off + 3), REMOTE_QPN, "interop: dqpn word");
 	}
 }
+
+/*
+ * TC: an outgoing packet to the peer's QP without the peer's key is not
+ * the QP's (any local process may send to the MRC port): left as it is,
+ * not stamped, no send-log record, no counter.
+ */
+TEST_CASE(test_key_tc_foreign_untouched, "mrc.key_tc_foreign_untouched")
+{
+	static const struct mrc_ev_entry tab[] = { ACT(0xc001, 1), ACT(0xc002, 1) };
+	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, TC_PSN, 300);
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX];
+	struct run r;
+	size_t len;
+
+	setup_table(MRC_EVF_UDP, tab, 2, NULL);
+	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY ^ 0x10;
+	len = data_frame(pkt, &h, &d);
+	run_tc(pkt, len, &r);
+	expect_untouched(&r, pkt, len, TC_ACT_OK);
+	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 0, "not stamped");
+	/* The control: with the peer's key it is stamped. */
+	d.key = PEER_KEY;
+	len = data_frame(pkt, &h, &d);
+	run_tc(pkt, len, &r);
+	ASSERT_EQ(r.ret, TC_ACT_OK, "verdict");
+	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 1, "stamped");
+}

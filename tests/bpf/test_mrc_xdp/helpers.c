@@ -22,7 +22,9 @@ size_t nack_frame(__u8 *buf, const struct hdrs *h, __u32 dqpn, __u32 psn,
 			 __u32 cack, __u8 reason)
 {
 	__u8 m[64];
-	size_t n = put_bth(m, MRC_OP_NACK, dqpn, 0, psn);
+	/* To the peer's QP (what TC sends) it carries the peer's key. */
+	size_t n = put_bth_key(m, MRC_OP_NACK, dqpn == REMOTE_QPN ? PEER_KEY : QP_KEY,
+			       dqpn, 0, psn);
 
 	put32(m + n, cack & MRC_PSN_MASK);
 	put32(m + n + 4, ACK_EV);
@@ -259,6 +261,7 @@ size_t tc_data_psn(__u8 *buf, const struct hdrs *h, __u32 psn, __u8 flags)
 	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, psn, 300);
 
 	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY;
 	d.flags = flags;
 	return data_frame(buf, h, &d);
 }
