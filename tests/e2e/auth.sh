@@ -113,24 +113,43 @@ for ((i = 0; i < 100; i++)); do [ -s "$tmp/server.json" ] && break; sleep 0.05; 
 check "server session without error" eq "$(tail -n 1 "$tmp/server.json" | jq -r .error)" null
 end
 
-# The control: with the QP's real key (root reads it from mrc_qps), the
-# same fatal NACKs end the connection. Without it they did nothing above.
+# The control: with the QP's real key (root reads it from mrc_qps), a
+# fatal NACK ends the connection; without it, they did nothing above. A
+# server of its own is stopped (SIGSTOP) so the client's window stands
+# still while its retries run: the NACK names a PSN surely in it.
 begin auth.right_key_control
-client "${SLOW[@]}" &
+lab exec h2 sh -c 'echo $$ > "$1"; exec "$0" server --port 18600 --once --json' \
+	"$PERF" "$tmp/spid" > "$tmp/server2.json" 2> "$tmp/server2.err" &
+BG_PIDS+=($!)
+for ((i = 0; i < 100; i++)); do [ -s "$tmp/spid" ] && break; sleep 0.05; done
+spid=$(cat "$tmp/spid" 2>/dev/null)
+check "control server started" test -n "$spid"
+sleep 0.5
+client --port 18600 --size 1m --bytes 3g --verify &
 cpid=$!
 check "client connected" wait_for connected "$MRC_TMP/c.err"
 read -r CQP SQP VADDR RKEY <<< "$(conn_info)"
 CQP=${CQP:-1}
-sleep 0.3
+sleep 0.2
+[ -n "$spid" ] && kill -STOP "$spid"
+sleep 0.1
+una=$(qp_field h1 "$CQP" .tx.snd_una)
+nxt=$(qp_field h1 "$CQP" .tx.snd_nxt)
 key=$(lab exec h1 bpftool -j map lookup pinned /sys/fs/bpf/mrc/mrc_qps \
 	key $((CQP - 1)) 0 0 0 | jq -r '.formatted.value.local_key // empty')
 check "the client QP's key read" test -n "$key"
-una=$(qp_field h1 "$CQP" .tx.snd_una)
-sent=$(forge h2 unpriv --dst "$H1" --qpn "$CQP" --psn "$una" --spread 8000 \
-	--count 8000 --kind nack --src "$H2" --key "${key:-0}")
+check "the window is open" test "$nxt" -gt "$una"
+# First a guessed key: still nothing; then the real one.
+guess=$(forge h2 unpriv --dst "$H1" --qpn "$CQP" --psn "$una" --count 10 \
+	--kind nack --src "$H2")
+sleep 0.1
+check "guessed-key NACKs: client QP still RTS" eq "$(qp_field h1 "$CQP" .state)" RTS
+sent=$(forge h2 unpriv --dst "$H1" --qpn "$CQP" --psn "$una" --count 10 \
+	--kind nack --src "$H2" --key "${key:-0}")
 wait "$cpid"
 rc=$?
-check "8000 keyed NACKs sent" eq "$sent" 8000
+[ -n "$spid" ] && kill -CONT "$spid" && kill "$spid" 2>/dev/null
+check "10 + 10 NACKs sent" eq "$guess:$sent" 10:10
 check "the client fails" eq "$rc" 1
 check "with the peer's refusal" grep -q "remote access error" "$MRC_TMP/c.err"
 end
