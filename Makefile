@@ -84,6 +84,10 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
+# Test-only programs (tests/tools/NAME/): built into build/tests/, never
+# installed.
+FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
+TEST_TOOLS   := $(BUILD)/tests/mrc-forge
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -115,7 +119,8 @@ TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/un
 	      $(FIXTURE_OBJS) $(FUZZ_OBJS) $(MRCFUZZ_OBJS)
 
 .PHONY: all deps check-tools test demo bench fuzz install clean
-all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
+all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS) \
+	$(TEST_TOOLS)
 
 check-tools:
 ifneq ($(MISSING),)
@@ -225,6 +230,8 @@ $(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/mrc-fuzz: $(MRCFUZZ_OBJS) $(FUZZ_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
+	$(Q)$(call link,)
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)

@@ -92,7 +92,7 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	if (mrc_opcode_is_data(p.opcode))
 		return spray_data(skb, &p, slot);
 	if (p.opcode == MRC_OP_SACK || p.opcode == MRC_OP_NACK)
-		return spray_ack(skb, &p.l4, slot);
+		return spray_ack(skb, &p, slot);
 	return TC_ACT_OK;
 }
 

@@ -289,7 +289,9 @@ static void build_mrc_header(uint8_t *buf, uint32_t index, uint32_t size)
 {
 	memset(buf, 0, MRC_HDR_LEN);
 	buf[0] = MRC_OPCODE_WRITE_MIDDLE;
-	put_be(buf + 2, 0xFFFF, 2);			/* pkey */
+	/* Bytes 1-4: the connection key; no QP takes these packets, so the
+	 * interop bytes 0x00 0xFFFF 0x00 (docs/WIRE.md section 10). */
+	put_be(buf + 2, 0xFFFF, 2);
 	put_be(buf + 5, MRC_DEST_QP, 3);		/* dest QP after reserved byte */
 	put_be(buf + 9, index & 0xFFFFFF, 3);		/* PSN */
 	/* bytes 12..15: METH, left zero */

@@ -61,9 +61,9 @@ local pf = {
 	-- BTH
 	bth = ProtoField.bytes("mrc.bth", "Base transport header"),
 	opcode = ProtoField.uint8("mrc.opcode", "Opcode", base.HEX, opcode_names),
-	flags0 = ProtoField.uint8("mrc.flags0", "Reserved (byte 1)", base.HEX),
-	pkey = ProtoField.uint16("mrc.pkey", "Partition key", base.HEX),
-	qpn_rsvd = ProtoField.uint8("mrc.dqpn_rsvd", "Reserved (byte 4)", base.HEX),
+	-- Bytes 1-4: the destination QP's connection key (docs/WIRE.md
+	-- section 10); 0x00FFFF00 from an interop QP (reserved, pkey, reserved).
+	key = ProtoField.uint32("mrc.key", "Connection key", base.HEX),
 	dqpn = ProtoField.uint24("mrc.dqpn", "Destination QP", base.HEX),
 	flags = ProtoField.uint8("mrc.flags", "Flags", base.HEX),
 	f_ack_req = ProtoField.bool("mrc.flags.ack_req", "ACK request", 8, nil, F_ACK_REQ),
@@ -212,9 +212,7 @@ local function dissect_bth(tvb, tree)
 	local t = tree:add(pf.bth, tvb(0, BTH_LEN))
 	t:set_text("Base transport header (BTH)")
 	t:add(pf.opcode, tvb(0, 1))
-	t:add(pf.flags0, tvb(1, 1))
-	t:add(pf.pkey, tvb(2, 2))
-	t:add(pf.qpn_rsvd, tvb(4, 1))
+	t:add(pf.key, tvb(1, 4))
 	t:add(pf.dqpn, tvb(5, 3))
 	local fl = t:add(pf.flags, tvb(8, 1))
 	fl:add(pf.f_ack_req, tvb(8, 1))

@@ -161,7 +161,7 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 	}
 }
 
-/* Common checks of SACK and NACK: our QP, sending, from the peer. */
+/* Common checks of SACK and NACK: our QP, sending, from the peer, keyed. */
 static __always_inline struct mrc_tx_state *
 ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 {
@@ -179,6 +179,10 @@ ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 	}
 	if (!from_peer(p, info)) {
 		*reason = MRC_DROP_BAD_SOURCE;
+		return NULL;
+	}
+	if (!has_qp_key(p, info)) {
+		*reason = MRC_DROP_BAD_KEY;
 		return NULL;
 	}
 	*info_out = info;

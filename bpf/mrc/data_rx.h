@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * DATA and PROBE received (XDP): validate (opcode, lengths, QP, peer
- * address, window, duplicate), then hand to the owner's socket by
+ * address, connection key, window, duplicate), then hand to the owner's socket by
  * rewriting the destination port. Everything bad is dropped and counted
  * before it costs a socket wake-up; a trimmed header is answered with a
  * NACK from here (mrc/trim_nack.h).
@@ -99,6 +99,8 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		return count_qp_drop(slot, MRC_DROP_QP_NOT_READY);
 	if (!from_peer(p, info))
 		return count_qp_drop(slot, MRC_DROP_BAD_SOURCE);
+	if (!has_qp_key(p, info))
+		return count_qp_drop(slot, MRC_DROP_BAD_KEY);
 
 	if (!is_probe) {
 		reason = check_data_lengths(p);

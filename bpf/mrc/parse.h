@@ -164,6 +164,32 @@ static __always_inline int from_peer(const struct mrc_pkt *p,
 	return !packet_addr(p, PKT_SRC, src) && is_peer_address(info, src);
 }
 
+/*
+ * Does the packet carry the QP's connection key? Checked for every packet
+ * addressed to a QP right after its source, before anything it says
+ * changes state: an address can be forged or shared (an unprivileged
+ * process on the peer host), the key is known only to the two QPs. An
+ * interop QP (no MRC_QP_F_KEYED) takes any key bytes.
+ */
+static __always_inline int has_qp_key(const struct mrc_pkt *p,
+				      const struct mrc_qp_info *info)
+{
+	return !(info->flags & MRC_QP_F_KEYED) ||
+	       mrc_bth_key(p->bth) == info->local_key;
+}
+
+/*
+ * Is an outgoing packet the QP's own (TC)? Any local process may send to
+ * the MRC port; only the QP's owner knows the peer's key. A keyed QP's
+ * state (send log, EV rotation, counters) is not touched for the rest.
+ */
+static __always_inline int is_own_packet(const struct mrc_pkt *p,
+					 const struct mrc_qp_info *info)
+{
+	return !(info->flags & MRC_QP_F_KEYED) ||
+	       mrc_bth_key(p->bth) == info->peer_key;
+}
+
 /* The QP a packet names, or NULL (counted) when it is not ours. */
 static __always_inline struct mrc_qp_info *lookup_qp(__u32 qpn, __u32 *slot)
 {

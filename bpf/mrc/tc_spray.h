@@ -132,7 +132,7 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	struct mrc_ev_entry *e;
 	int idx, avoid = -1, wrapped = 0;
 
-	if (!info || !evs || !tx)
+	if (!info || !evs || !tx || !is_own_packet(p, info))
 		return TC_ACT_OK;
 	n = info->n_evs;
 	if (n == 0 || n > MRC_MAX_EVS)
@@ -187,13 +187,14 @@ static __always_inline int plane_is_down(__u32 plane)
  * link is down is passed over.
  */
 static __always_inline int spray_ack(struct __sk_buff *skb,
-				     const struct l4_info *l4, __u32 slot)
+				     const struct mrc_pkt *pkt, __u32 slot)
 {
+	const struct l4_info *l4 = &pkt->l4;
 	struct mrc_rev_evs *rev = bpf_map_lookup_elem(&mrc_rev_evs, &slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 	__u32 plane = 0, ev = 0, ifindex = 0;
 
-	if (!rev || !info || !info->n_peer_addrs)
+	if (!rev || !info || !info->n_peer_addrs || !is_own_packet(pkt, info))
 		return TC_ACT_OK;
 	for (int i = 0; i < MRC_MAX_PLANES_ABI; i++) {
 		__u32 p = __sync_fetch_and_add(&rev->pick, 1) % info->n_peer_addrs;

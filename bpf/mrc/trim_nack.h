@@ -17,8 +17,10 @@
  * mrc_wire_nack() (include/mrc/wire_build.h), the builder libmrc's own
  * NACKs share, with these fields:
  *
- *   BTH   opcode NACK, pkey as the data had, dqpn = the peer's QP
- *         (mrc_qp_info.remote_qpn), PSN = the data's PSN, flags clear
+ *   BTH   opcode NACK, key = the peer QP's connection key
+ *         (mrc_qp_info.peer_key; MRC_KEY_INTEROP for an interop QP),
+ *         dqpn = the peer's QP (mrc_qp_info.remote_qpn), PSN = the
+ *         data's PSN, flags clear
  *   NACK  cack = the responder's cumulative ack (mrc_rx_state.cack, low
  *         24 bits), ev = the data's UDP source port, reason TRIMMED or
  *         TRIMMED_LASTHOP (DSCP 0x2D), m = NONE, ts_echo = the TSETH's
@@ -52,10 +54,15 @@
 /* What the NACK needs from the data header, read before the frame shrinks. */
 struct trim_info {
 	__u32 sport;	/* UDP source port (the EV), host order */
-	__u16 pkey;	/* host order */
 	__u16 ts_echo;	/* TSETH send_ts, host order; 0 without a TSETH */
 	__u8 reason;	/* enum mrc_nack_reason */
 	__u8 lasthop;
+};
+
+/* Whom the NACK goes to: the peer's QP and its connection key. */
+struct trim_dest {
+	__u32 qpn;
+	__u32 key;
 };
 
 /*
@@ -88,7 +95,6 @@ static __always_inline int trimmed_header(struct mrc_pkt *p,
 	if (!reth->length)
 		return 0;
 	ti->sport = bpf_ntohs(p->udp->source);
-	ti->pkey = bpf_ntohs(p->bth->pkey);
 	ti->lasthop = p->l4.tos >> 2 == MRC_DSCP_TRIMMED_LASTHOP;
 	ti->reason = ti->lasthop ? MRC_NACK_TRIMMED_LASTHOP : MRC_NACK_TRIMMED;
 	return 1;
@@ -116,15 +122,15 @@ static __always_inline __u16 trim_udp_csum(__u32 sum)
 
 static __always_inline void trim_fill_nack(struct mrc_nack_pkt *n,
 					   const struct trim_info *ti,
-					   __u32 remote_qpn, __u32 psn24,
-					   __u32 cack)
+					   const struct trim_dest *to,
+					   __u32 psn24, __u32 cack)
 {
 	struct mrc_nack_fields f = {
-		.dqpn = remote_qpn,
+		.dqpn = to->qpn,
 		.psn = psn24,
 		.cack = cack,
 		.ev = ti->sport,
-		.pkey = ti->pkey,
+		.key = to->key,
 		.ts_echo = ti->ts_echo,
 		.reason = ti->reason,
 		.m = MRC_M_NONE,
@@ -185,15 +191,15 @@ static __always_inline struct udphdr *trim_nack_ip6(void *data, void *end,
  */
 static __always_inline void trim_nack_udp(struct udphdr *udp,
 					  const struct trim_info *ti,
-					  __u32 remote_qpn, __u32 psn24,
-					  __u32 cack, __u32 sum)
+					  const struct trim_dest *to,
+					  __u32 psn24, __u32 cack, __u32 sum)
 {
 	struct mrc_nack_pkt *n = (void *)(udp + 1);
 
 	/* Ports kept: source = the EV, destination = the MRC port. */
 	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
 	udp->check = 0;
-	trim_fill_nack(n, ti, remote_qpn, psn24, cack);
+	trim_fill_nack(n, ti, to, psn24, cack);
 	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
 	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
 	udp->check = trim_udp_csum(sum);
@@ -211,7 +217,8 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 	struct trim_info ti = {};
 	struct mrc_ctl_stats *cs;
 	struct udphdr *udp;
-	__u32 remote_qpn = info->remote_qpn, psn24 = p->psn, cack, sum = 0;
+	struct trim_dest to = { .qpn = info->remote_qpn, .key = info->peer_key };
+	__u32 psn24 = p->psn, cack, sum = 0;
 	__u32 l4_off, new_len;
 	void *data, *end;
 	struct xdp_md *xdp = p->ctx;
@@ -243,7 +250,7 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 		udp = trim_nack_ip6(data, end, &sum);
 	if (!udp)
 		return count_qp_drop(slot, MRC_DROP_MALFORMED);
-	trim_nack_udp(udp, &ti, remote_qpn, psn24, cack, sum);
+	trim_nack_udp(udp, &ti, &to, psn24, cack, sum);
 
 	cs = ctl_stats();
 	if (cs) {

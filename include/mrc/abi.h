@@ -66,15 +66,53 @@ enum mrc_opcode {
 #define MRC_BTH_F_RETX		0x40	/* this is a retransmission */
 #define MRC_BTH_F_TS		0x20	/* a TSETH follows the METH */
 
-/* Base transport header: 12 bytes, network byte order. */
+/*
+ * Base transport header: 12 bytes, network byte order. Bytes 1-4 are the
+ * 32-bit big-endian connection key of the destination QP (docs/WIRE.md
+ * section 10): where InfiniBand has a reserved byte, the partition key
+ * and the reserved top byte of the QP word. Read and write it only with
+ * mrc_bth_key() / mrc_bth_set_key(): it straddles the dqpn word, so
+ * whoever writes dqpn writes it first and the key after, and whoever
+ * reads dqpn masks it with MRC_QPN_MASK.
+ */
 struct mrc_bth {
 	__u8	opcode;
-	__u8	flags0;		/* reserved, sent as 0 */
-	__u16	pkey;
-	__u32	dqpn;		/* low 24 bits: destination QP number */
+	__u8	key_hi[3];	/* key bytes 0-2 (most significant first) */
+	__u32	dqpn;		/* top 8 bits: key byte 3; low 24: destination QP */
 	__u32	psn;		/* top 8 bits: MRC_BTH_F_*, low 24: PSN */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_bth, 12);
+
+/*
+ * The key bytes an interop QP sends, as InfiniBand has them: reserved 0,
+ * partition key 0xFFFF, reserved 0. A keyed QP never draws this value
+ * (nor 0), so a packet carrying it is never taken for a keyed one's.
+ */
+#define MRC_KEY_INTEROP		0x00ffff00u
+
+/* Byte-wise: the BTH sits 2 bytes off a 4-byte boundary behind UDP. */
+#ifdef __bpf__
+#define MRC_ABI_INLINE	static inline __attribute__((always_inline))
+#else
+#define MRC_ABI_INLINE	static inline
+#endif
+
+MRC_ABI_INLINE __u32 mrc_bth_key(const struct mrc_bth *bth)
+{
+	const __u8 *b = (const __u8 *)bth;
+
+	return (__u32)b[1] << 24 | (__u32)b[2] << 16 | (__u32)b[3] << 8 | b[4];
+}
+
+MRC_ABI_INLINE void mrc_bth_set_key(struct mrc_bth *bth, __u32 key)
+{
+	__u8 *b = (__u8 *)bth;
+
+	b[1] = (__u8)(key >> 24);
+	b[2] = (__u8)(key >> 16);
+	b[3] = (__u8)(key >> 8);
+	b[4] = (__u8)key;
+}
 
 /* MRC extended transport header: message numbers. */
 struct mrc_meth {
@@ -265,7 +303,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		1
+#define MRC_ABI_VERSION		2
 
 #define MRC_MAX_QPS		256
 #define MRC_MAX_CTX		64	/* processes using libmrc at once */
@@ -317,9 +355,23 @@ struct mrc_qp_info {
 	__u32	n_evs;		/* entries used in mrc_qp_evs */
 	__u8	peer_addrs[MRC_MAX_PEER_ADDRS][16];
 	__u32	cc_slot;	/* 1-based window (mrc_cc); 0 = none */
-	__u32	pad;
+	/*
+	 * Connection keys (docs/WIRE.md section 10). With MRC_QP_F_KEYED,
+	 * XDP drops (BAD_KEY) every packet addressed to this QP whose BTH
+	 * key is not local_key, before it changes any state. peer_key is
+	 * what packets to the peer's QP carry: XDP writes it into the NACK
+	 * it builds for a trimmed packet. An interop QP (flag clear) checks
+	 * nothing and has peer_key = MRC_KEY_INTEROP.
+	 */
+	__u32	local_key;
+	__u32	peer_key;
+	__u32	flags;		/* enum mrc_qp_info_flags */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 160);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 168);
+
+enum mrc_qp_info_flags {
+	MRC_QP_F_KEYED	= 1 << 0,	/* check the key of arriving packets */
+};
 
 /*
  * TC egress finds the local QP of an outgoing packet from its destination:
@@ -690,6 +742,7 @@ enum mrc_drop_reason {
 	MRC_DROP_BAD_ACK,	/* SACK/NACK acking PSNs never sent */
 	MRC_DROP_STALE_ACK,	/* NACK of a PSN already acked */
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
+	MRC_DROP_BAD_KEY,	/* BTH key is not the QP's connection key */
 	MRC_DROP_REASONS,
 };
 
@@ -710,6 +763,7 @@ struct mrc_drop_stats {
 	__u64	bad_ack;
 	__u64	stale_ack;
 	__u64	ring_full;
+	__u64	bad_key;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
 

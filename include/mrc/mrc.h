@@ -116,12 +116,38 @@ enum mrc_qp_state {
 	MRC_QP_ERROR	= 4,
 };
 
+/*
+ * Connection keys. Every QP draws a 32-bit key with getrandom() when it is
+ * created (mrc_qp_key()); every packet addressed to the QP must carry it
+ * in its BTH (docs/WIRE.md section 10), or the fast path drops it before
+ * it changes anything. The peer learns it at connection set-up
+ * (mrc_conn_params.key) and hands it to mrc_modify_qp() as dest_key.
+ * Only someone who knows the key (the two QPs' processes, or whoever
+ * reads their packets on the path) can inject packets into a connection;
+ * a sender who only guesses hits with probability 2^-32 per packet.
+ */
+enum mrc_qp_create_flags {
+	/*
+	 * Interop mode, for a peer that knows no connection keys: the QP
+	 * sends the InfiniBand bytes (reserved 0, partition key 0xFFFF,
+	 * reserved 0) and checks nothing on receipt. It gives up the
+	 * protection above: anyone who can send from the peer's address
+	 * (another process on the peer host, an off-path sender spoofing it)
+	 * can then ack, refuse or write into the connection.
+	 */
+	MRC_QP_INTEROP_NO_KEY	= 1 << 0,
+};
+
+/* The key bytes an interop QP sends (and mrc_qp_key() of one). */
+#define MRC_QP_KEY_INTEROP	0x00ffff00u
+
 struct mrc_qp_init_attr {
 	struct mrc_cq *send_cq;
 	struct mrc_cq *recv_cq;
 	uint32_t max_send_wr;	/* outstanding WRITEs, <= 512 */
 	uint32_t max_recv_wr;	/* posted receives for immediates */
 	uint32_t max_sge;	/* scatter-gather entries per WRITE, <= 16 */
+	uint32_t flags;		/* enum mrc_qp_create_flags; 0 = keyed */
 };
 
 struct mrc_qp_attr {
@@ -141,6 +167,11 @@ struct mrc_qp_attr {
 	uint8_t n_peer_addrs;		/* the peer's plane addresses, plane 1 first:
 					 * packets sprayed to plane p go to [p - 1] */
 	struct sockaddr_storage peer_addrs[MRC_MAX_PLANES];
+	uint32_t dest_key;		/* the peer QP's connection key (its
+					 * mrc_qp_key()); needed for RTR unless
+					 * the QP is MRC_QP_INTEROP_NO_KEY */
+	uint32_t qp_key;		/* mrc_query_qp(): this QP's own key
+					 * (read-only, as mrc_qp_key()) */
 };
 
 /* Which fields of struct mrc_qp_attr mrc_modify_qp() applies. */
@@ -157,6 +188,7 @@ enum mrc_qp_attr_mask {
 	MRC_QP_ATTR_EV_PROFILE	= 1 << 9,
 	MRC_QP_ATTR_CC_PROFILE	= 1 << 10,
 	MRC_QP_ATTR_PEER_ADDRS	= 1 << 11,
+	MRC_QP_ATTR_DEST_KEY	= 1 << 12,
 };
 
 /*
@@ -168,12 +200,21 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 int mrc_destroy_qp(struct mrc_qp *qp);
 /*
  * Transitions as in verbs: RESET->INIT, INIT->RTR (needs DEST_QPN, RQ_PSN,
- * PEER_ADDRS), RTR->RTS (needs SQ_PSN), any->ERROR, any->RESET.
- * A forbidden transition or a missing attribute returns -EINVAL.
+ * PEER_ADDRS, and DEST_KEY unless the QP is MRC_QP_INTEROP_NO_KEY),
+ * RTR->RTS (needs SQ_PSN), any->ERROR, any->RESET (which forgets
+ * dest_key; the QP's own key stays). A forbidden transition or a missing
+ * attribute returns -EINVAL (with a log message saying which); so does a
+ * dest_key of 0 or 0x00FFFF00 (no keyed QP draws them), or DEST_KEY on an
+ * interop QP.
  */
 int mrc_modify_qp(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask);
 int mrc_query_qp(struct mrc_qp *qp, struct mrc_qp_attr *attr);
 uint32_t mrc_qp_num(const struct mrc_qp *qp);
+/*
+ * The key packets to this QP must carry: drawn with getrandom() at
+ * creation, never 0 nor 0x00FFFF00; 0x00FFFF00 for an interop QP.
+ */
+uint32_t mrc_qp_key(const struct mrc_qp *qp);
 
 /* ---- work requests ----------------------------------------------------- */
 
@@ -243,6 +284,9 @@ struct mrc_qp_counters {
 	uint64_t rx_truncated;		/* the context dropped datagrams over its receive
 					 * buffer (MSG_TRUNC), unplaced (all its QPs) */
 	uint64_t completions_reclaimed;	/* WRITEs libmrc retired itself, all acked (XDP's ring full) */
+	uint64_t rx_bad_key;		/* packets that reached libmrc's socket with
+					 * a wrong key, dropped (XDP counts its own
+					 * drops as BAD_KEY) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 
@@ -279,9 +323,14 @@ struct mrc_conn_params {
 	uint64_t length;
 	uint8_t n_addrs;
 	struct sockaddr_storage addrs[MRC_MAX_PLANES];
+	uint32_t key;		/* this side's mrc_qp_key(): the peer's dest_key */
 };
 
-/* Sends ours, receives theirs on a connected TCP socket. 0 or -errno. */
+/*
+ * Sends ours, receives theirs on a connected TCP socket. 0 or -errno;
+ * -EPROTONOSUPPORT (and a log message) when the peer speaks another
+ * version of the exchange, e.g. an MRC-XDP without connection keys.
+ */
 int mrc_conn_exchange(int fd, const struct mrc_conn_params *local,
 		      struct mrc_conn_params *remote);
 /* A listening TCP socket on `port` (IPv6, also accepting IPv4). */

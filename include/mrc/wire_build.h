@@ -40,16 +40,17 @@ WIRE_INLINE __u32 mrc_wire_be32(__u32 v)
 }
 
 /*
- * BTH: opcode, partition key, destination QP and PSN (low 24 bits each),
- * and the flags byte before the PSN (MRC_BTH_F_*; 0 for SACK and NACK).
+ * BTH: opcode, the destination QP's connection key (bytes 1-4;
+ * MRC_KEY_INTEROP for an interop QP), destination QP and PSN (low 24
+ * bits each), and the flags byte before the PSN (MRC_BTH_F_*; 0 for SACK
+ * and NACK). The key's last byte shares the dqpn word: dqpn first.
  */
-WIRE_INLINE void mrc_wire_bth(struct mrc_bth *bth, __u8 opcode, __u16 pkey,
+WIRE_INLINE void mrc_wire_bth(struct mrc_bth *bth, __u8 opcode, __u32 key,
 			      __u32 dqpn, __u32 psn, __u8 flags)
 {
 	bth->opcode = opcode;
-	bth->flags0 = 0;
-	bth->pkey = mrc_wire_be16(pkey);
 	bth->dqpn = mrc_wire_be32(dqpn & MRC_QPN_MASK);
+	mrc_bth_set_key(bth, key);
 	bth->psn = mrc_wire_be32((psn & MRC_PSN_MASK) | (__u32)flags << 24);
 }
 
@@ -66,7 +67,7 @@ struct mrc_nack_fields {
 	__u32 psn;	/* the PSN refused (low 24 bits go out) */
 	__u32 cack;	/* the responder's cumulative ack (low 24 bits) */
 	__u32 ev;	/* the refused packet's EV (its UDP source port) */
-	__u16 pkey;
+	__u32 key;	/* the requester QP's connection key */
 	__u16 ts_echo;	/* its TSETH send_ts; 0 without one */
 	__u8 reason;	/* enum mrc_nack_reason */
 	__u8 m;		/* enum mrc_sack_m: the receiver's verdict on the EV */
@@ -75,7 +76,7 @@ struct mrc_nack_fields {
 WIRE_INLINE void mrc_wire_nack(struct mrc_nack_pkt *pkt,
 			       const struct mrc_nack_fields *f)
 {
-	mrc_wire_bth(&pkt->bth, MRC_OP_NACK, f->pkey, f->dqpn, f->psn, 0);
+	mrc_wire_bth(&pkt->bth, MRC_OP_NACK, f->key, f->dqpn, f->psn, 0);
 	pkt->nh.cack = mrc_wire_be32(f->cack & MRC_PSN_MASK);
 	pkt->nh.ev = mrc_wire_be32(f->ev);
 	pkt->nh.reason = f->reason;
@@ -98,7 +99,7 @@ struct mrc_sack_fields {
 	__u32 cack;		/* low 24 bits go out */
 	__u32 ev;		/* the trigger's EV */
 	__u32 rcv_bytes;	/* in 256-byte units, as sent */
-	__u16 pkey;
+	__u32 key;		/* the requester QP's connection key */
 	__u16 bitmap_off;
 	__u16 ts_echo;
 	__u16 ooo_count;
@@ -110,7 +111,7 @@ struct mrc_sack_fields {
 WIRE_INLINE void mrc_wire_sack(struct mrc_sack_pkt *pkt,
 			       const struct mrc_sack_fields *f)
 {
-	mrc_wire_bth(&pkt->bth, MRC_OP_SACK, f->pkey, f->dqpn, f->psn, 0);
+	mrc_wire_bth(&pkt->bth, MRC_OP_SACK, f->key, f->dqpn, f->psn, 0);
 	pkt->sh.cack = mrc_wire_be32(f->cack & MRC_PSN_MASK);
 	pkt->sh.ev = mrc_wire_be32(f->ev);
 	pkt->sh.bitmap_off = mrc_wire_be16(f->bitmap_off);

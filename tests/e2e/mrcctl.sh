@@ -220,7 +220,7 @@ check "what the device runs" eq "$(jqo '.planes[0].xdp_attached_id')" \
 check "TC program id" eq "$(jqo '.planes[0].tc_prog_id')" \
 	"$(in_host h1 bpftool -j net show dev p1 | jq '.[0].tc[0].id')"
 check "no QPs yet" eq "$(jqo '.qps.total')" 0
-check "drops have named fields" eq "$(jqo '.drops | has("unknown_qp") and has("malformed") and has("ring_full")')" true
+check "drops have named fields" eq "$(jqo '.drops | has("unknown_qp") and has("malformed") and has("ring_full") and has("bad_key")')" true
 check "mrc_plane_of filled" eq "$(lab exec h1 -- bpftool -j map dump pinned $PINS/mrc_plane_of |
 	jq -c '[.[] | .formatted.value] | sort')" "[1,2]"
 end

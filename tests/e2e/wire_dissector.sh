@@ -118,7 +118,7 @@ FRAMES+=("$(ipv4_udp 0 49158 4791 "$(bth 0xd8 0 0 0)02020000""00000005""00000000
 TS=(tshark -n -X "lua_script:$LUA" -r "$PCAP")
 
 FIELDS=(frame.number frame.protocols _ws.col.Info
-	mrc.opcode mrc.pkey mrc.dqpn mrc.psn mrc.flags mrc.flags.ack_req mrc.flags.retx mrc.flags.ts
+	mrc.opcode mrc.key mrc.dqpn mrc.psn mrc.flags mrc.flags.ack_req mrc.flags.retx mrc.flags.ts
 	mrc.meth.wimm_msn mrc.meth.msn mrc.tseth.send_ts
 	mrc.reth.vaddr mrc.reth.rkey mrc.reth.length mrc.imm mrc.payload_len mrc.trimmed mrc.trim_mark
 	mrc.sack.cack mrc.sack.ev mrc.sack.bitmap_off mrc.sack.m mrc.sack.bitmap mrc.sack.ts_echo
@@ -173,7 +173,7 @@ begin wire.dissector_data_ipv4
 check "protocols" eq "$(val 1 frame.protocols)" "eth:ethertype:ip:udp:mrc"
 check "info" starts "$(val 1 _ws.col.Info)" "WRITE_ONLY_IMM QP=0x000005 PSN=42"
 check "opcode" eq "$(val 1 mrc.opcode)" 0xcb
-check "pkey" eq "$(val 1 mrc.pkey)" 0xffff
+check "key (interop bytes)" eq "$(val 1 mrc.key)" 0x00ffff00
 check "dqpn" eq "$(val 1 mrc.dqpn)" 0x000005
 check "psn" eq "$(val 1 mrc.psn)" 42
 check "flags" eq "$(val 1 mrc.flags)" 0xa0

@@ -36,6 +36,12 @@
 #define QPN		5
 #define SLOT		(QPN - 1)
 #define REMOTE_QPN	9
+/*
+ * Its connection keys: packets to QP carry QP_KEY (put_bth() writes it),
+ * packets to the peer's QP carry PEER_KEY (XDP's trimmed-packet NACK).
+ */
+#define QP_KEY		0x5eedc0deu
+#define PEER_KEY	0x7a11ab1eu
 #define SOCK_PORT	40000
 #define PEER_SPORT	50001	/* peer's source port on inbound packets */
 #define LOCAL_SPORT	33333	/* our socket's port on outbound packets */
@@ -80,13 +86,17 @@ struct hdrs tx6(void);
 size_t build_eth(__u8 *p, __u16 proto);
 /* A complete frame with correct IPv4 and (unless zero_csum) UDP checksums. */
 size_t build_udp(const struct hdrs *h, const __u8 *payload, size_t plen, __u8 *buf);
+/* A BTH with the fixture QP's key (QP_KEY), or with `key`. */
 size_t put_bth(__u8 *m, __u8 opcode, __u32 dqpn, __u8 flags, __u32 psn);
+size_t put_bth_key(__u8 *m, __u8 opcode, __u32 key, __u32 dqpn, __u8 flags,
+		   __u32 psn);
 
 /* A data packet: BTH, METH, [TSETH], RETH, [IMM], payload. */
 struct data_spec {
 	__u8	opcode;
 	__u8	flags;		/* MRC_BTH_F_* */
 	__u32	dqpn;
+	__u32	key;		/* BTH key: QP_KEY from dspec() */
 	__u32	psn;		/* only the low 24 bits go on the wire */
 	__u32	msg_len;	/* reth.length */
 	__u32	payload;	/* bytes after the headers */
@@ -99,6 +109,7 @@ size_t data_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d);
 /* A SACK: BTH + struct mrc_sackh. Bit i of bitmap acks cack + 1 + off + i. */
 struct sack_spec {
 	__u32	dqpn;
+	__u32	key;		/* BTH key: QP_KEY from sspec() */
 	__u32	psn;		/* trigger PSN */
 	__u32	cack;
 	__u32	ev;

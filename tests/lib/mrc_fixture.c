@@ -110,26 +110,32 @@ size_t build_udp(const struct hdrs *h, const __u8 *payload, size_t plen, __u8 *b
 	return n;
 }
 
-size_t put_bth(__u8 *m, __u8 opcode, __u32 dqpn, __u8 flags, __u32 psn)
+size_t put_bth_key(__u8 *m, __u8 opcode, __u32 key, __u32 dqpn, __u8 flags,
+		   __u32 psn)
 {
 	m[0] = opcode;
-	m[1] = 0;
-	put16(m + 2, 0xffff);				/* pkey */
-	put32(m + 4, dqpn & MRC_QPN_MASK);
+	put32(m + 1, key);				/* bytes 1-4 */
+	put16(m + 5, (__u16)(dqpn >> 8));		/* dqpn: low 24 bits */
+	m[7] = (__u8)dqpn;
 	put32(m + 8, (__u32)flags << 24 | (psn & MRC_PSN_MASK));
 	return BTH_LEN;
 }
 
+size_t put_bth(__u8 *m, __u8 opcode, __u32 dqpn, __u8 flags, __u32 psn)
+{
+	return put_bth_key(m, opcode, QP_KEY, dqpn, flags, psn);
+}
+
 struct data_spec dspec(__u8 opcode, __u32 psn, __u32 payload)
 {
-	struct data_spec d = { .opcode = opcode, .dqpn = QPN, .psn = psn,
+	struct data_spec d = { .opcode = opcode, .dqpn = QPN, .key = QP_KEY, .psn = psn,
 			       .msg_len = 65536, .payload = payload };
 	return d;
 }
 
 size_t build_data(__u8 *m, const struct data_spec *d)
 {
-	size_t n = put_bth(m, d->opcode, d->dqpn, d->flags, d->psn);
+	size_t n = put_bth_key(m, d->opcode, d->key, d->dqpn, d->flags, d->psn);
 	__u32 i;
 
 	put16(m + n, 7);				/* wimm_msn */
@@ -164,14 +170,14 @@ size_t data_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d)
 
 struct sack_spec sspec(__u32 cack, __u64 bitmap)
 {
-	struct sack_spec s = { .dqpn = QPN, .psn = cack + 1, .cack = cack,
+	struct sack_spec s = { .dqpn = QPN, .key = QP_KEY, .psn = cack + 1, .cack = cack,
 			       .ev = ACK_EV, .bitmap = bitmap };
 	return s;
 }
 
 size_t build_sack(__u8 *m, const struct sack_spec *s)
 {
-	size_t n = put_bth(m, MRC_OP_SACK, s->dqpn, 0, s->psn);
+	size_t n = put_bth_key(m, MRC_OP_SACK, s->key, s->dqpn, 0, s->psn);
 
 	memset(m + n, 0, sizeof(struct mrc_sackh));
 	put32(m + n, s->cack & MRC_PSN_MASK);
@@ -528,7 +534,8 @@ void setup_qp(__u8 n_peers)
 	struct mrc_qp_info q = {
 		.state = MRC_QPS_RTS, .ctx = 0, .remote_qpn = REMOTE_QPN,
 		.mpr = RX_MPR, .sock_port = SOCK_PORT, .n_peer_addrs = n_peers,
-		.ev_format = MRC_EVF_UDP,
+		.ev_format = MRC_EVF_UDP, .local_key = QP_KEY, .peer_key = PEER_KEY,
+		.flags = MRC_QP_F_KEYED,
 	};
 	struct mrc_rx_state rx = { .cack = RX_CACK, .mpr = RX_MPR };
 	static struct mrc_tx_state tx;

@@ -25,15 +25,52 @@ TEST_CASE(test_bth, "wire_build.bth")
 {
 	struct mrc_bth bth;
 	static const uint8_t want[12] = {
-		MRC_OP_WRITE_ONLY, 0x00, 0xab, 0xcd,	/* opcode, flags0, pkey */
-		0x00, 0x12, 0x34, 0x56,			/* dqpn: low 24 bits */
+		MRC_OP_WRITE_ONLY, 0x9a, 0xbc, 0xde,	/* opcode, key bytes 0-2 */
+		0xf1, 0x12, 0x34, 0x56,			/* key byte 3, dqpn */
 		MRC_BTH_F_RETX | MRC_BTH_F_TS, 0x65, 0x43, 0x21, /* flags, PSN */
 	};
 
 	memset(&bth, 0xee, sizeof(bth));
-	mrc_wire_bth(&bth, MRC_OP_WRITE_ONLY, 0xabcd, 0xff123456, 0x77654321,
+	mrc_wire_bth(&bth, MRC_OP_WRITE_ONLY, 0x9abcdef1, 0xff123456, 0x77654321,
 		     MRC_BTH_F_RETX | MRC_BTH_F_TS);
 	ASSERT_MEM_EQ(&bth, want, sizeof(want), "BTH bytes");
+	ASSERT_EQ(mrc_bth_key(&bth), 0x9abcdef1, "mrc_bth_key reads it back");
+	ASSERT_EQ(ntohl(bth.dqpn) & MRC_QPN_MASK, 0x123456, "dqpn masked");
+}
+
+/* The interop key is the InfiniBand bytes: reserved 0, pkey 0xFFFF, 0. */
+TEST_CASE(test_bth_interop_key, "wire_build.bth_interop_key")
+{
+	struct mrc_bth bth;
+	static const uint8_t want[12] = {
+		MRC_OP_SACK, 0x00, 0xff, 0xff,
+		0x00, 0x00, 0x00, 0x2a,
+		0x00, 0x00, 0x00, 0x05,
+	};
+
+	memset(&bth, 0xee, sizeof(bth));
+	mrc_wire_bth(&bth, MRC_OP_SACK, MRC_KEY_INTEROP, 42, 5, 0);
+	ASSERT_MEM_EQ(&bth, want, sizeof(want), "BTH bytes");
+}
+
+/* The key accessors touch bytes 1-4 only, at any alignment. */
+TEST_CASE(test_bth_key_accessors, "wire_build.bth_key_accessors")
+{
+	uint8_t buf[16];
+
+	for (int off = 0; off < 4; off++) {
+		struct mrc_bth *bth = (struct mrc_bth *)(void *)(buf + off);
+
+		memset(buf, 0x55, sizeof(buf));
+		mrc_bth_set_key(bth, 0x01020304);
+		ASSERT_EQ(buf[off], 0x55, "opcode byte untouched");
+		ASSERT_EQ(buf[off + 1], 0x01, "key byte 0");
+		ASSERT_EQ(buf[off + 2], 0x02, "key byte 1");
+		ASSERT_EQ(buf[off + 3], 0x03, "key byte 2");
+		ASSERT_EQ(buf[off + 4], 0x04, "key byte 3");
+		ASSERT_EQ(buf[off + 5], 0x55, "QP bytes untouched");
+		ASSERT_EQ(mrc_bth_key(bth), 0x01020304, "read back");
+	}
 }
 
 TEST_CASE(test_nack, "wire_build.nack")
@@ -41,12 +78,12 @@ TEST_CASE(test_nack, "wire_build.nack")
 	struct mrc_nack_pkt pkt;
 	struct mrc_nack_fields f = {
 		.dqpn = 0x000007, .psn = 0x01abcdef, .cack = 0xff00ff00,
-		.ev = 0xc001, .pkey = 0xffff, .ts_echo = 0x0102,
+		.ev = 0xc001, .key = 0xa1b2c3d4, .ts_echo = 0x0102,
 		.reason = MRC_NACK_TRIMMED_LASTHOP, .m = MRC_M_ALWAYS_SKIP,
 	};
 	static const uint8_t want[24] = {
-		MRC_OP_NACK, 0x00, 0xff, 0xff,
-		0x00, 0x00, 0x00, 0x07,
+		MRC_OP_NACK, 0xa1, 0xb2, 0xc3,
+		0xd4, 0x00, 0x00, 0x07,		/* key byte 3, dqpn */
 		0x00, 0xab, 0xcd, 0xef,		/* no flags in a NACK's BTH */
 		0x00, 0x00, 0xff, 0x00,		/* cack: low 24 bits */
 		0x00, 0x00, 0xc0, 0x01,		/* ev */
@@ -66,13 +103,14 @@ TEST_CASE(test_nack_as_libmrc, "wire_build.nack_as_libmrc")
 	uint32_t dqpn = 42, psn24 = 0x123456, cack = 0x999999, port = 50000;
 	struct mrc_nack_fields f = {
 		.dqpn = dqpn, .psn = psn24, .cack = cack, .ev = port,
-		.pkey = 0xffff, .ts_echo = 0x4321, .reason = MRC_NACK_NO_RESOURCE,
+		.key = MRC_KEY_INTEROP, .ts_echo = 0x4321, .reason = MRC_NACK_NO_RESOURCE,
 		.m = MRC_M_NONE,
 	};
 
 	memset(&by_hand, 0, sizeof(by_hand));
 	by_hand.bth.opcode = MRC_OP_NACK;
-	by_hand.bth.pkey = htons(0xffff);
+	by_hand.bth.key_hi[1] = 0xff;	/* the partition key it had */
+	by_hand.bth.key_hi[2] = 0xff;
 	by_hand.bth.dqpn = htonl(dqpn & MRC_QPN_MASK);
 	by_hand.bth.psn = htonl(psn24 & MRC_PSN_MASK);
 	by_hand.nh.cack = htonl(cack & MRC_PSN_MASK);
@@ -91,13 +129,13 @@ TEST_CASE(test_sack, "wire_build.sack")
 	struct mrc_sack_fields f = {
 		.bitmap = 0x0123456789abcdefULL, .dqpn = 9, .psn = 0x000100,
 		.cack = 0x0000ff, .ev = 0xbeef, .rcv_bytes = 0x0a0b0c0d,
-		.pkey = 0xffff, .bitmap_off = 0x0040, .ts_echo = 0x1111,
+		.key = 0x0badcafe, .bitmap_off = 0x0040, .ts_echo = 0x1111,
 		.ooo_count = 0x2222, .hold = 0x3333, .m = MRC_M_SKIP_ONCE,
 		.penalty = 0,
 	};
 	static const uint8_t want[44] = {
-		MRC_OP_SACK, 0x00, 0xff, 0xff,
-		0x00, 0x00, 0x00, 0x09,
+		MRC_OP_SACK, 0x0b, 0xad, 0xca,
+		0xfe, 0x00, 0x00, 0x09,		/* key byte 3, dqpn */
 		0x00, 0x00, 0x01, 0x00,
 		0x00, 0x00, 0x00, 0xff,		/* cack */
 		0x00, 0x00, 0xbe, 0xef,		/* ev */
@@ -122,13 +160,14 @@ TEST_CASE(test_sack_as_libmrc, "wire_build.sack_as_libmrc")
 	struct mrc_sack_fields f = {
 		.bitmap = bits, .dqpn = 3, .psn = 0x00abcd, .cack = 0x00abcc,
 		.ev = 0x1234, .rcv_bytes = (uint32_t)(rcv_bytes >> 8),
-		.pkey = 0xffff, .bitmap_off = 64, .ts_echo = 7, .ooo_count = 5,
+		.key = MRC_KEY_INTEROP, .bitmap_off = 64, .ts_echo = 7, .ooo_count = 5,
 		.hold = 0xffff, .m = MRC_M_NONE,
 	};
 
 	memset(&by_hand, 0, sizeof(by_hand));
 	by_hand.bth.opcode = MRC_OP_SACK;
-	by_hand.bth.pkey = htons(0xffff);
+	by_hand.bth.key_hi[1] = 0xff;	/* the partition key it had */
+	by_hand.bth.key_hi[2] = 0xff;
 	by_hand.bth.dqpn = htonl(3);
 	by_hand.bth.psn = htonl(0x00abcd);
 	by_hand.sh.cack = htonl(0x00abcc);

@@ -282,6 +282,7 @@ static void build_packets(void)
 	h = tx4();
 	d = dspec(MRC_OP_WRITE_ONLY, TC_PSN, PAYLOAD);
 	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY;
 	tc_len = data_frame(tc_pkt, &h, &d);
 }
 

@@ -295,9 +295,11 @@ static int client_bring_up_qp(struct client *c)
 	if (ret)
 		return client_fail(c, "mrc_modify_qp(%s): %s", step, strerror(-ret));
 	report("connected to %s port %u: qp %u -> %u, path_mtu %u (ours %u, server's %u), "
-	       "depth %u, %u/%u plane addresses", c->peer_str, o->port, c->local.qpn,
+	       "depth %u, %u/%u plane addresses, server region 0x%" PRIx64 " rkey 0x%x",
+	       c->peer_str, o->port, c->local.qpn,
 	       c->remote.qpn, c->path_mtu, c->local.path_mtu, c->remote.path_mtu,
-	       o->depth, c->local.n_addrs, c->remote.n_addrs);
+	       o->depth, c->local.n_addrs, c->remote.n_addrs, c->remote.vaddr,
+	       c->remote.rkey);
 	if (c->max_size + o->offset > c->remote.length || o->offset > c->remote.length)
 		report("note: --offset %" PRIu64 " takes WRITEs past the server's "
 		       "%" PRIu64 "-byte region", o->offset, c->remote.length);

@@ -68,6 +68,8 @@ int check_peer_params(const struct mrc_conn_params *p, char *err, size_t len)
 	else if (p->path_mtu < MTU_MIN || p->path_mtu > MTU_MAX)
 		snprintf(err, len, "peer sent path_mtu %u (want %d..%d)",
 			 p->path_mtu, MTU_MIN, MTU_MAX);
+	else if (p->key == 0 || p->key == MRC_QP_KEY_INTEROP)
+		snprintf(err, len, "peer sent no connection key (0x%08x)", p->key);
 	else
 		return 0;
 	return -EPROTO;
@@ -86,6 +88,7 @@ void fill_conn_params(struct mrc_conn_params *p, struct mrc_qp *qp,
 		psn = (uint32_t)now_ns() ^ ((uint32_t)getpid() * 2654435761u);
 	memset(p, 0, sizeof(*p));
 	p->qpn = mrc_qp_num(qp);
+	p->key = mrc_qp_key(qp);
 	p->psn = psn & 0xffffff;
 	p->path_mtu = path_mtu;
 	if (mr) {
@@ -121,6 +124,7 @@ int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 	attr.path_mtu = t->path_mtu;
 	attr.rq_psn = remote->psn;
 	attr.dest_qpn = remote->qpn;
+	attr.dest_key = remote->key;
 	attr.mpr_units = t->mpr_units;
 	attr.timeout = t->ack_timeout;
 	attr.retry_cnt = t->retry_cnt;
@@ -129,7 +133,8 @@ int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 	memcpy(attr.peer_addrs, remote->addrs,
 	       (size_t)remote->n_addrs * sizeof(attr.peer_addrs[0]));
 	mask = MRC_QP_ATTR_STATE | MRC_QP_ATTR_PATH_MTU | MRC_QP_ATTR_RQ_PSN |
-	       MRC_QP_ATTR_DEST_QPN | MRC_QP_ATTR_PEER_ADDRS | MRC_QP_ATTR_MPR |
+	       MRC_QP_ATTR_DEST_QPN | MRC_QP_ATTR_DEST_KEY |
+	       MRC_QP_ATTR_PEER_ADDRS | MRC_QP_ATTR_MPR |
 	       MRC_QP_ATTR_TIMEOUT | MRC_QP_ATTR_RETRY;
 	if (t->imm) {
 		/* Let `depth` WRITE-IMMs fly: the server posted receives for them. */

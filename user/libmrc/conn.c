@@ -5,7 +5,14 @@
  * MTU and the plane addresses) over an ordinary TCP connection.
  *
  * The message is fixed-size, network byte order, with a magic and a
- * version so that a mismatched peer is an error, not a misread.
+ * version so that a mismatched peer is an error, not a misread. The
+ * header (magic, version) is read first: a peer of another version sends
+ * a message of another size, and is told apart before we wait for bytes
+ * it never sends.
+ *
+ * Version 2 adds the QP's connection key (mrc_qp_key()), which the peer
+ * puts in every packet to our QP. The key crosses this TCP connection in
+ * the clear: whoever can read it can read the packets too.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -20,7 +27,8 @@
 #include "base.h"
 
 #define CONN_MAGIC	0x4d524358u	/* "MRCX" */
-#define CONN_VERSION	1
+#define CONN_VERSION	2
+#define CONN_VERSION_NO_KEY	1	/* before connection keys */
 
 struct wire_addr {
 	uint8_t family;		/* 4 or 6 */
@@ -28,14 +36,20 @@ struct wire_addr {
 	uint8_t addr[16];
 } __attribute__((packed));
 
-struct wire_params {
+/* What every version starts with. */
+struct wire_head {
 	uint32_t magic;
 	uint16_t version;
 	uint8_t n_addrs;
 	uint8_t pad;
+} __attribute__((packed));
+
+struct wire_params {
+	struct wire_head head;
 	uint32_t qpn, psn, rkey, path_mtu;
 	uint64_t vaddr, length;
 	struct wire_addr addrs[MRC_MAX_PLANES];
+	uint32_t key;
 } __attribute__((packed));
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -80,9 +94,10 @@ static int encode(const struct mrc_conn_params *in, struct wire_params *w)
 	memset(w, 0, sizeof(*w));
 	if (in->n_addrs > MRC_MAX_PLANES)
 		return -EINVAL;
-	w->magic = htonl(CONN_MAGIC);
-	w->version = htons(CONN_VERSION);
-	w->n_addrs = in->n_addrs;
+	w->head.magic = htonl(CONN_MAGIC);
+	w->head.version = htons(CONN_VERSION);
+	w->head.n_addrs = in->n_addrs;
+	w->key = htonl(in->key);
 	w->qpn = htonl(in->qpn);
 	w->psn = htonl(in->psn);
 	w->rkey = htonl(in->rkey);
@@ -107,21 +122,48 @@ static int encode(const struct mrc_conn_params *in, struct wire_params *w)
 	return 0;
 }
 
+/* Is the peer's message one we can read? 0 or -errno, said in the log. */
+static int check_head(const struct wire_head *h)
+{
+	uint16_t version = ntohs(h->version);
+
+	if (ntohl(h->magic) != CONN_MAGIC) {
+		mrc_log(MRC_LOG_ERROR, "connection set-up: the peer sent no "
+			"MRC-XDP parameters (bad magic)");
+		return -EPROTO;
+	}
+	if (version == CONN_VERSION_NO_KEY) {
+		mrc_log(MRC_LOG_ERROR, "connection set-up: peer runs an MRC-XDP "
+			"without connection keys (set-up version 1, we speak %u); "
+			"update it", CONN_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (version != CONN_VERSION) {
+		mrc_log(MRC_LOG_ERROR, "connection set-up: peer speaks version "
+			"%u, we speak %u", version, CONN_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (h->n_addrs > MRC_MAX_PLANES)
+		return -EPROTO;
+	return 0;
+}
+
 static int decode(const struct wire_params *w, struct mrc_conn_params *out)
 {
-	if (ntohl(w->magic) != CONN_MAGIC)
-		return -EPROTO;
-	if (ntohs(w->version) != CONN_VERSION || w->n_addrs > MRC_MAX_PLANES)
-		return -EPROTONOSUPPORT;
+	int err = check_head(&w->head);
+
+	if (err)
+		return err;
 	memset(out, 0, sizeof(*out));
-	out->n_addrs = w->n_addrs;
+	out->key = ntohl(w->key);
+	out->n_addrs = w->head.n_addrs;
 	out->qpn = ntohl(w->qpn);
 	out->psn = ntohl(w->psn);
 	out->rkey = ntohl(w->rkey);
 	out->path_mtu = ntohl(w->path_mtu);
 	out->vaddr = be64toh(w->vaddr);
 	out->length = be64toh(w->length);
-	for (int i = 0; i < w->n_addrs; i++) {
+	for (int i = 0; i < w->head.n_addrs; i++) {
 		struct sockaddr_storage *ss = &out->addrs[i];
 
 		if (w->addrs[i].family == 4) {
@@ -153,7 +195,12 @@ int mrc_conn_exchange(int fd, const struct mrc_conn_params *local,
 	if (!err)
 		err = write_all(fd, &out, sizeof(out));
 	if (!err)
-		err = read_all(fd, &in, sizeof(in));
+		err = read_all(fd, &in.head, sizeof(in.head));
+	if (!err)
+		err = check_head(&in.head);
+	if (!err)
+		err = read_all(fd, (uint8_t *)&in + sizeof(in.head),
+			       sizeof(in) - sizeof(in.head));
 	if (!err)
 		err = decode(&in, remote);
 	return err ? mrc_err(-err) : 0;

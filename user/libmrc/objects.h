@@ -24,7 +24,6 @@
 #define MRC_RX_BATCH		32	/* datagrams per recvmmsg */
 #define MRC_TX_BATCH		32	/* datagrams per sendmmsg */
 #define MRC_ACK_EVERY		16	/* ACK_REQ / SACK at least every N packets */
-#define MRC_PKEY_DEFAULT	0xffff
 
 struct mrc_mr {
 	struct mrc_context *ctx;
@@ -82,6 +81,11 @@ struct mrc_qp {
 	struct mrc_qp_init_attr init;
 	struct mrc_qp_attr attr;
 	struct mrc_qp_counters counters;
+	/*
+	 * What packets to this QP carry (MRC_KEY_INTEROP for an interop QP);
+	 * what ours to the peer carry is attr.dest_key (mrc_qp_dest_key()).
+	 */
+	uint32_t local_key;
 	struct sockaddr_in6 peers[MRC_MAX_PLANES];	/* data goes to peers[0] */
 	uint8_t peer_keys[MRC_MAX_PLANES][16];	/* as the maps hold them */
 	uint8_t n_peers;

@@ -72,6 +72,35 @@ static int claim_qpn(struct mrc_context *ctx, uint32_t *qpn)
 	return -ENOSPC;
 }
 
+/*
+ * The QP's connection key: 32 random bits, never 0 nor MRC_KEY_INTEROP
+ * (those mark "no key"); a few draws, since each is 2^-31 likely to
+ * need another. An interop QP's is MRC_KEY_INTEROP.
+ */
+#define KEY_RANDOM_TRIES 4
+_Static_assert(MRC_QP_KEY_INTEROP == MRC_KEY_INTEROP, "mrc.h and abi.h agree");
+
+static int draw_local_key(struct mrc_qp *qp)
+{
+	uint32_t r[KEY_RANDOM_TRIES];
+	int err;
+
+	if (!mrc_qp_keyed(qp)) {
+		qp->local_key = MRC_KEY_INTEROP;
+		return 0;
+	}
+	err = mrc_random_bytes(r, sizeof(r));
+	if (err)
+		return err;
+	for (int i = 0; i < KEY_RANDOM_TRIES; i++) {
+		if (r[i] != 0 && r[i] != MRC_KEY_INTEROP) {
+			qp->local_key = r[i];
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
 static void qp_free(struct mrc_qp *qp)
 {
 	free(qp->sq);
@@ -110,7 +139,8 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	if (!ctx || !attr || !attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->ctx != ctx || attr->recv_cq->ctx != ctx ||
 	    attr->max_send_wr == 0 || attr->max_send_wr > MRC_WR_RING ||
-	    attr->max_recv_wr > 65536 || attr->max_sge > MRC_MAX_SGE)
+	    attr->max_recv_wr > 65536 || attr->max_sge > MRC_MAX_SGE ||
+	    attr->flags & ~MRC_QP_INTEROP_NO_KEY)
 		return mrc_err_ptr(EINVAL);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -120,6 +150,8 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	if (!qp->init.max_sge)
 		qp->init.max_sge = 1;
 	err = qp_alloc_queues(qp);
+	if (!err)
+		err = draw_local_key(qp);
 	if (!err)
 		err = claim_qpn(ctx, &qp->qpn);
 	if (err) {
@@ -200,6 +232,25 @@ static int set_peer_addrs(struct mrc_qp *qp, const struct mrc_qp_attr *attr)
 	return 0;
 }
 
+/* The peer QP's connection key: only a keyed QP takes one, never "none". */
+static int set_dest_key(struct mrc_qp *qp, uint32_t key)
+{
+	if (!mrc_qp_keyed(qp)) {
+		mrc_log(MRC_LOG_ERROR, "QP %u: dest_key given, but the QP was "
+			"created with MRC_QP_INTEROP_NO_KEY (it sends no key)",
+			qp->qpn);
+		return -EINVAL;
+	}
+	if (key == 0 || key == MRC_KEY_INTEROP) {
+		mrc_log(MRC_LOG_ERROR, "QP %u: dest_key 0x%08x is no connection "
+			"key (a keyed peer never draws 0 or 0x%08x)", qp->qpn,
+			key, MRC_KEY_INTEROP);
+		return -EINVAL;
+	}
+	qp->attr.dest_key = key;
+	return 0;
+}
+
 /* Copy the optional attributes `mask` names, after checking their range. */
 static int apply_attrs(struct mrc_qp *qp, const struct mrc_qp_attr *a, int mask)
 {
@@ -248,6 +299,8 @@ static int apply_attrs(struct mrc_qp *qp, const struct mrc_qp_attr *a, int mask)
 			return -EINVAL;
 		qp->attr.sq_psn = a->sq_psn;
 	}
+	if (mask & MRC_QP_ATTR_DEST_KEY)
+		return set_dest_key(qp, a->dest_key);
 	return 0;
 }
 
@@ -270,6 +323,12 @@ static int to_rtr(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask)
 
 	if ((mask & need) != need)
 		return -EINVAL;
+	if (mrc_qp_keyed(qp) && !qp->attr.dest_key) {
+		mrc_log(MRC_LOG_ERROR, "QP %u: INIT->RTR needs the peer QP's "
+			"connection key (dest_key, MRC_QP_ATTR_DEST_KEY), or a QP "
+			"created with MRC_QP_INTEROP_NO_KEY", qp->qpn);
+		return -EINVAL;
+	}
 	remove_peers(qp);
 	err = set_peer_addrs(qp, attr);
 	if (err)
@@ -321,7 +380,7 @@ int mrc_modify_qp(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask)
 	struct mrc_qp_attr saved;
 	int err = 0;
 
-	if (!qp || !attr || mask & ~0xfff)
+	if (!qp || !attr || mask & ~0x1fff)
 		return mrc_err(EINVAL);
 	to = mask & MRC_QP_ATTR_STATE ? attr->qp_state : qp->state;
 	if (to < MRC_QP_RESET || to > MRC_QP_ERROR ||
@@ -362,6 +421,7 @@ int mrc_query_qp(struct mrc_qp *qp, struct mrc_qp_attr *attr)
 		return mrc_err(EINVAL);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
+	attr->qp_key = qp->local_key;
 	attr->n_peer_addrs = qp->n_peers;
 	for (int i = 0; i < qp->n_peers; i++) {
 		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&attr->peer_addrs[i];
@@ -375,6 +435,11 @@ int mrc_query_qp(struct mrc_qp *qp, struct mrc_qp_attr *attr)
 uint32_t mrc_qp_num(const struct mrc_qp *qp)
 {
 	return qp ? qp->qpn : 0;
+}
+
+uint32_t mrc_qp_key(const struct mrc_qp *qp)
+{
+	return qp ? qp->local_key : 0;
 }
 
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out)

@@ -21,6 +21,28 @@ static inline struct mrc_qp *mrc_qp_by_num(struct mrc_context *ctx, uint32_t qpn
 
 int mrc_qp_publish_state(struct mrc_qp *qp);
 
+/* Does the QP check connection keys (not MRC_QP_INTEROP_NO_KEY)? */
+static inline bool mrc_qp_keyed(const struct mrc_qp *qp)
+{
+	return !(qp->init.flags & MRC_QP_INTEROP_NO_KEY);
+}
+
+/* The key our packets to the peer's QP carry. */
+static inline uint32_t mrc_qp_dest_key(const struct mrc_qp *qp)
+{
+	return mrc_qp_keyed(qp) ? qp->attr.dest_key : MRC_KEY_INTEROP;
+}
+
+/*
+ * Does a packet that reached our socket carry our key? XDP checked it
+ * already for packets that came in on a plane; this is for those that did
+ * not cross XDP (sent to the socket's own port from this host).
+ */
+static inline bool mrc_qp_key_ok(const struct mrc_qp *qp, const struct mrc_bth *bth)
+{
+	return !mrc_qp_keyed(qp) || mrc_bth_key(bth) == qp->local_key;
+}
+
 /*
  * Move to ERROR: the WRITE holding `psn` (or the oldest one when psn is 0)
  * completes with first_status, every other outstanding one is flushed.

@@ -163,7 +163,7 @@ static void send_sack(struct mrc_qp *qp)
 	mrc_wire_sack(&pkt, &(struct mrc_sack_fields){
 		.bitmap = bits, .dqpn = qp->attr.dest_qpn, .psn = qp->trigger.psn,
 		.cack = qp->rcv_cack, .ev = qp->trigger.ev,
-		.rcv_bytes = (uint32_t)(qp->rcv_bytes >> 8), .pkey = MRC_PKEY_DEFAULT,
+		.rcv_bytes = (uint32_t)(qp->rcv_bytes >> 8), .key = mrc_qp_dest_key(qp),
 		.bitmap_off = (uint16_t)off, .ts_echo = qp->trigger.ts,
 		.ooo_count = (uint16_t)qp->ooo_count, .hold = trigger_hold(qp),
 		.m = qp->trigger.m,
@@ -181,7 +181,7 @@ static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 	struct mrc_nack_pkt pkt;
 	struct mrc_nack_fields f = {
 		.dqpn = qp->attr.dest_qpn, .psn = p->psn24, .cack = qp->rcv_cack,
-		.ev = ntohs(p->from->sin6_port), .pkey = MRC_PKEY_DEFAULT,
+		.ev = ntohs(p->from->sin6_port), .key = mrc_qp_dest_key(qp),
 		.reason = reason, .m = MRC_M_NONE,
 	};
 
@@ -481,6 +481,10 @@ static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 	peer = peer_index(qp, p->from);
 	if (peer < 0)
 		return;
+	if (!mrc_qp_key_ok(qp, p->bth)) {
+		qp->counters.rx_bad_key++;
+		return;
+	}
 	if (mrc_opcode_is_data(p->opcode)) {
 		handle_data(qp, p, peer);
 	} else if (p->opcode == MRC_OP_PROBE) {

@@ -188,7 +188,7 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	if (retx)
 		flags |= MRC_BTH_F_RETX;
 	/* Built aside: the header struct is packed (no aligned pointer into it). */
-	mrc_wire_bth(&bth, op, MRC_PKEY_DEFAULT, qp->attr.dest_qpn, psn, flags);
+	mrc_wire_bth(&bth, op, mrc_qp_dest_key(qp), qp->attr.dest_qpn, psn, flags);
 	memcpy(&h->bth, &bth, sizeof(bth));
 	h->meth.wimm_msn = htons(wqe->wimm_msn);
 	h->meth.msn = htons(wqe->msn);

@@ -118,8 +118,8 @@ TEST_CASE(test_args, "libmrc.args")
 		   "mrc_modify_qp(NULL qp)");
 	EXPECT_ERR(mrc_modify_qp(qp, NULL, MRC_QP_ATTR_STATE), EINVAL,
 		   "mrc_modify_qp(NULL attr)");
-	EXPECT_ERR(mrc_modify_qp(qp, &qa, MRC_QP_ATTR_STATE | (1 << 12)), EINVAL,
-		   "mrc_modify_qp(mask bit 12)");
+	EXPECT_ERR(mrc_modify_qp(qp, &qa, MRC_QP_ATTR_STATE | (1 << 13)), EINVAL,
+		   "mrc_modify_qp(mask bit 13)");
 	EXPECT_ERR(mrc_modify_qp(qp, &qa, MRC_QP_ATTR_STATE | (1 << 30)), EINVAL,
 		   "mrc_modify_qp(mask bit 30)");
 	EXPECT_ERR(mrc_modify_qp(qp, &qa, -1), EINVAL, "mrc_modify_qp(mask -1)");
@@ -237,7 +237,7 @@ TEST_CASE(test_local_protection, "libmrc.local_protection")
 	if (!ASSERT_TRUE(qp != NULL, "create QP"))
 		goto out;
 	/* Connected to itself; nothing here polls, so nothing is sent. */
-	if (!ASSERT_EQ(connect_qp(qp, mrc_qp_num(qp), "127.0.0.1", 5, 5, NULL), 0,
+	if (!ASSERT_EQ(connect_qp(qp, mrc_qp_num(qp), mrc_qp_key(qp), "127.0.0.1", 5, 5, NULL), 0,
 		       "QP to RTS"))
 		goto out;
 
@@ -294,7 +294,7 @@ TEST_CASE(test_local_protection, "libmrc.local_protection")
 	qp2 = mrc_create_qp(ctx, &(struct mrc_qp_init_attr){
 		.send_cq = cq, .recv_cq = cq, .max_send_wr = 8, .max_sge = 1 });
 	if (ASSERT_TRUE(qp2 != NULL, "create QP 2") &&
-	    ASSERT_EQ(connect_qp(qp2, mrc_qp_num(qp2), "127.0.0.1", 5, 5,
+	    ASSERT_EQ(connect_qp(qp2, mrc_qp_num(qp2), mrc_qp_key(qp2), "127.0.0.1", 5, 5,
 				 &(struct qp_conf){ .set_wimm = true,
 						    .max_wimm_out = 2,
 						    .max_wimm_in = 2 }), 0,
@@ -313,7 +313,7 @@ TEST_CASE(test_local_protection, "libmrc.local_protection")
 	qp3 = mrc_create_qp(ctx, &(struct mrc_qp_init_attr){
 		.send_cq = cq, .recv_cq = cq, .max_send_wr = 2, .max_sge = 0 });
 	if (ASSERT_TRUE(qp3 != NULL, "create QP 3, max_sge 0") &&
-	    ASSERT_EQ(connect_qp(qp3, mrc_qp_num(qp3), "127.0.0.1", 5, 5, NULL), 0,
+	    ASSERT_EQ(connect_qp(qp3, mrc_qp_num(qp3), mrc_qp_key(qp3), "127.0.0.1", 5, 5, NULL), 0,
 		      "QP 3 to RTS")) {
 		sge[0] = (struct mrc_sge){ .addr = base, .length = 10, .lkey = lkey };
 		sge[1] = sge[0];

@@ -55,6 +55,7 @@ static void expect_same_params(const struct mrc_conn_params *got,
 	bad += !ASSERT_EQ(got->vaddr, want->vaddr, "vaddr");
 	bad += !ASSERT_EQ(got->length, want->length, "length");
 	bad += !ASSERT_EQ(got->n_addrs, want->n_addrs, "n_addrs");
+	bad += !ASSERT_EQ(got->key, want->key, "key");
 	for (int i = 0; i < want->n_addrs && i < got->n_addrs; i++) {
 		const struct sockaddr_storage *g = &got->addrs[i], *w = &want->addrs[i];
 
@@ -79,12 +80,14 @@ static void fill_params(struct xchg *x1, struct xchg *x2)
 	x1->local = (struct mrc_conn_params){
 		.qpn = 17, .psn = 0xABCDEF, .rkey = 0xDEADBEEF, .path_mtu = 4096,
 		.vaddr = 0x00007fff12345678ull, .length = 1ull << 33, .n_addrs = 2,
+		.key = 0x89ABCDEF,
 	};
 	x1->local.addrs[0] = ss_of(LOCAL4);
 	x1->local.addrs[1] = ss_of(LOCAL6);
 	x2->local = (struct mrc_conn_params){
 		.qpn = 0xFFFFFF, .psn = 1, .rkey = 0, .path_mtu = 9000,
 		.vaddr = 0xFFFFFFFFFFFFF000ull, .length = 4096, .n_addrs = 3,
+		.key = 0x01020304,
 	};
 	x2->local.addrs[0] = ss_of("::1");
 	x2->local.addrs[1] = ss_of("10.1.2.3");
@@ -210,6 +213,38 @@ TEST_CASE(test_conn_exchange, "libmrc.conn_exchange")
 				close(c);
 		}
 	}
+}
+
+/*
+ * A peer of set-up version 1 (an MRC-XDP without connection keys) sends a
+ * 200-byte message: refused with EPROTONOSUPPORT as soon as its header is
+ * read, without waiting for the 4 bytes of key it never sends.
+ */
+TEST_CASE(test_conn_exchange_version1_peer, "libmrc.conn_exchange_version1_peer")
+{
+	uint8_t v1[200] = { 'M', 'R', 'C', 'X', 0, 1, 1, 0 };
+	struct mrc_conn_params local, remote;
+	uint8_t ours[512];
+	ssize_t n;
+	int sv[2];
+
+	if (!ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0,
+		       "socketpair"))
+		return;
+	set_timeouts(sv[0]);
+	memset(&local, 0, sizeof(local));
+	local.qpn = 3;
+	local.key = 0x11223344;
+	v1[8 + 3] = 9;			/* its qpn */
+	ASSERT_EQ(write(sv[1], v1, sizeof(v1)), (long)sizeof(v1), "send a version-1 message");
+	EXPECT_ERR(mrc_conn_exchange(sv[0], &local, &remote), EPROTONOSUPPORT,
+		   "version-1 peer refused");
+	n = recv(sv[1], ours, sizeof(ours), MSG_DONTWAIT);
+	ASSERT_EQ(n, 204, "we sent a version-2 message: 200 bytes + the key");
+	if (n >= 6)
+		ASSERT_EQ(ours[4] << 8 | ours[5], 2, "version 2");
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /*

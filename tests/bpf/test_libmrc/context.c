@@ -37,7 +37,7 @@ TEST_CASE(test_close_releases, "libmrc.close_releases")
 		return;
 	}
 	qpn = mrc_qp_num(qp);
-	ASSERT_EQ(connect_qp(qp, 77, "127.0.0.1", 1, 1, NULL), 0, "QP to RTS");
+	ASSERT_EQ(connect_qp(qp, 77, 0x12345678, "127.0.0.1", 1, 1, NULL), 0, "QP to RTS");
 	ASSERT_EQ(peer_entry(77, "127.0.0.1"), qpn, "peer entry installed");
 	ASSERT_EQ(qp_owner(qpn), getpid(), "QP number owned by us");
 	ASSERT_EQ(qp_info(qpn, &info), 0, "mrc_qps lookup");

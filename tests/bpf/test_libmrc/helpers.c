@@ -253,8 +253,9 @@ int set_state(struct mrc_qp *qp, enum mrc_qp_state st)
 }
 
 /* Whatever state it is in: RESET, INIT, RTR, RTS. */
-int connect_qp(struct mrc_qp *qp, uint32_t dest_qpn, const char *peer,
-		      uint32_t rq_psn, uint32_t sq_psn, const struct qp_conf *c)
+int connect_qp(struct mrc_qp *qp, uint32_t dest_qpn, uint32_t dest_key,
+	       const char *peer, uint32_t rq_psn, uint32_t sq_psn,
+	       const struct qp_conf *c)
 {
 	struct mrc_qp_attr a;
 	int mask, err;
@@ -267,12 +268,15 @@ int connect_qp(struct mrc_qp *qp, uint32_t dest_qpn, const char *peer,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MRC_QP_RTR;
 	a.dest_qpn = dest_qpn;
+	a.dest_key = dest_key;
 	a.rq_psn = rq_psn;
 	a.n_peer_addrs = 1;
 	a.peer_addrs[0] = ss_of(peer);
 	a.path_mtu = c && c->mtu ? c->mtu : 1024;
 	mask = MRC_QP_ATTR_STATE | MRC_QP_ATTR_DEST_QPN | MRC_QP_ATTR_RQ_PSN |
 	       MRC_QP_ATTR_PEER_ADDRS | MRC_QP_ATTR_PATH_MTU;
+	if (dest_key != MRC_KEY_INTEROP)	/* an interop QP takes none */
+		mask |= MRC_QP_ATTR_DEST_KEY;
 	if (c && c->set_retry) {
 		a.timeout = c->timeout;
 		a.retry_cnt = c->retry_cnt;
@@ -330,10 +334,10 @@ int pair_create(struct pair *p, uint32_t send_wr, uint32_t recv_wr,
 int pair_connect(struct pair *p, const char *addr, uint32_t psn_ab,
 			uint32_t psn_ba, const struct qp_conf *c)
 {
-	int err = connect_qp(p->a, mrc_qp_num(p->b), addr, psn_ba, psn_ab, c);
+	int err = connect_qp(p->a, mrc_qp_num(p->b), mrc_qp_key(p->b), addr, psn_ba, psn_ab, c);
 
 	if (!err)
-		err = connect_qp(p->b, mrc_qp_num(p->a), addr, psn_ab, psn_ba, c);
+		err = connect_qp(p->b, mrc_qp_num(p->a), mrc_qp_key(p->a), addr, psn_ab, psn_ba, c);
 	return err;
 }
 

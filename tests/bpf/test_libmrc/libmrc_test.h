@@ -14,6 +14,7 @@
  *   write.c         WRITE and WRITE-IMM transfers over lo
  *   write_errors.c  WRITEs that fail: remote access errors, retry exhaustion
  *   conn.c          connection set-up: mrc_conn_exchange/listen/connect
+ *   conn_keys.c     connection keys: drawn, required for RTR, checked
  *   hardening.c     random QP numbers and rkeys, truncated datagrams dropped
  *
  * Data tests connect two QPs of one context to each other over lo (each
@@ -128,8 +129,10 @@ struct qp_conf {
 
 int set_state(struct mrc_qp *qp, enum mrc_qp_state st);
 /* To RTS, whatever state it is in: RESET, INIT, RTR, RTS. */
-int connect_qp(struct mrc_qp *qp, uint32_t dest_qpn, const char *peer,
-	       uint32_t rq_psn, uint32_t sq_psn, const struct qp_conf *c);
+/* dest_key MRC_KEY_INTEROP: no MRC_QP_ATTR_DEST_KEY (an interop QP). */
+int connect_qp(struct mrc_qp *qp, uint32_t dest_qpn, uint32_t dest_key,
+	       const char *peer, uint32_t rq_psn, uint32_t sq_psn,
+	       const struct qp_conf *c);
 enum mrc_qp_state qp_state(struct mrc_qp *qp);
 
 /* Two QPs of the context, A and B, each with a CQ of its own. */

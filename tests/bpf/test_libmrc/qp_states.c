@@ -72,7 +72,8 @@ static void expect_refused(struct mrc_qp *qp, const struct mrc_qp_attr *a,
 TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 {
 	const int rtr_mask = MRC_QP_ATTR_STATE | MRC_QP_ATTR_DEST_QPN |
-			     MRC_QP_ATTR_RQ_PSN | MRC_QP_ATTR_PEER_ADDRS;
+			     MRC_QP_ATTR_RQ_PSN | MRC_QP_ATTR_PEER_ADDRS |
+			     MRC_QP_ATTR_DEST_KEY;
 	struct mrc_qp *qp, *qp2;
 	struct mrc_qp_attr a, q;
 	struct mrc_qp_info info;
@@ -108,6 +109,7 @@ TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MRC_QP_RTR;
 	a.dest_qpn = n2;
+	a.dest_key = mrc_qp_key(qp2);
 	a.rq_psn = 0x123456;
 	a.n_peer_addrs = 1;
 	a.peer_addrs[0] = ss_of(LOCAL6);
@@ -138,6 +140,7 @@ TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 	expect_refused(qp, &a, full & ~MRC_QP_ATTR_PEER_ADDRS, "INIT->RTR without PEER_ADDRS");
 	expect_refused(qp, &a, full & ~MRC_QP_ATTR_DEST_QPN, "INIT->RTR without DEST_QPN");
 	expect_refused(qp, &a, full & ~MRC_QP_ATTR_RQ_PSN, "INIT->RTR without RQ_PSN");
+	expect_refused(qp, &a, full & ~MRC_QP_ATTR_DEST_KEY, "INIT->RTR without DEST_KEY");
 	a.qp_state = MRC_QP_RTS;
 	expect_refused(qp, &a, full | MRC_QP_ATTR_SQ_PSN, "INIT->RTS");
 	a.qp_state = MRC_QP_RTR;
@@ -184,6 +187,8 @@ TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 	ASSERT_EQ(q.ev_profile_id, 0, "query: ev_profile_id");
 	ASSERT_EQ(q.cc_profile_id, 3, "query: cc_profile_id");
 	ASSERT_EQ(q.dest_qpn, n2, "query: dest_qpn");
+	ASSERT_EQ(q.dest_key, mrc_qp_key(qp2), "query: dest_key");
+	ASSERT_EQ(q.qp_key, mrc_qp_key(qp), "query: qp_key");
 	ASSERT_EQ(q.rq_psn, 0x123456, "query: rq_psn");
 	ASSERT_EQ(q.n_peer_addrs, 1, "query: n_peer_addrs");
 	ASSERT_TRUE(addr_is(&q.peer_addrs[0], LOCAL6), "query: peer address");
@@ -193,6 +198,9 @@ TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 	ASSERT_EQ(qp_info(n1, &info), 0, "mrc_qps lookup");
 	ASSERT_EQ(info.state, MRC_QPS_RTR, "mrc_qps: RTR");
 	ASSERT_EQ(info.remote_qpn, n2, "mrc_qps: remote_qpn");
+	ASSERT_EQ(info.local_key, mrc_qp_key(qp), "mrc_qps: local_key");
+	ASSERT_EQ(info.peer_key, mrc_qp_key(qp2), "mrc_qps: peer_key");
+	ASSERT_EQ(info.flags, MRC_QP_F_KEYED, "mrc_qps: keyed");
 	ASSERT_EQ(info.mpr, 4 * MRC_MPR_UNIT, "mrc_qps: mpr in PSNs");
 	ASSERT_EQ(info.n_peer_addrs, 1, "mrc_qps: n_peer_addrs");
 	ASSERT_TRUE(info.sock_port != 0, "mrc_qps: owner's socket port");

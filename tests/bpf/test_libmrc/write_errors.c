@@ -236,7 +236,7 @@ TEST_CASE(test_retry_exhaustion, "libmrc.retry_exhaustion")
 	dead = unused_qpn();
 	if (!ASSERT_TRUE(dead != 0, "a QP number nobody holds"))
 		goto out;
-	if (!ASSERT_EQ(connect_qp(qp, dead, "127.0.0.1", 0, 100,
+	if (!ASSERT_EQ(connect_qp(qp, dead, 0x12345678, "127.0.0.1", 0, 100,
 				  &(struct qp_conf){ .set_retry = true, .timeout = 8,
 						     .retry_cnt = 2,
 						     .exp_retry_cnt = 2 }), 0,

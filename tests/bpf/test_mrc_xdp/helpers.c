@@ -22,7 +22,9 @@ size_t nack_frame(__u8 *buf, const struct hdrs *h, __u32 dqpn, __u32 psn,
 			 __u32 cack, __u8 reason)
 {
 	__u8 m[64];
-	size_t n = put_bth(m, MRC_OP_NACK, dqpn, 0, psn);
+	/* To the peer's QP (what TC sends) it carries the peer's key. */
+	size_t n = put_bth_key(m, MRC_OP_NACK, dqpn == REMOTE_QPN ? PEER_KEY : QP_KEY,
+			       dqpn, 0, psn);
 
 	put32(m + n, cack & MRC_PSN_MASK);
 	put32(m + n + 4, ACK_EV);
@@ -176,7 +178,7 @@ void expect_event(int i, __u32 type, __u32 psn, __u32 ev, __u32 reason)
 
 #define DROP_FIELDS(X) X(none) X(malformed) X(bad_opcode) X(unknown_qp) \
 	X(qp_not_ready) X(bad_source) X(out_of_window) X(duplicate) X(bad_ack) \
-	X(stale_ack) X(ring_full)
+	X(stale_ack) X(ring_full) X(bad_key)
 #define QP_STAT_FIELDS(X) X(rx_data) X(rx_data_bytes) X(rx_dup) X(rx_oow) \
 	X(rx_bad) X(rx_sack) X(rx_nack) X(losses) X(completions) X(tx_stamped)
 
@@ -261,6 +263,7 @@ size_t tc_data_psn(__u8 *buf, const struct hdrs *h, __u32 psn, __u8 flags)
 	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, psn, 300);
 
 	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY;
 	d.flags = flags;
 	return data_frame(buf, h, &d);
 }

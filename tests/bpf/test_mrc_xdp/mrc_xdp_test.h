@@ -13,6 +13,7 @@
  *                            one table {case, mutation, QP state, verdict,
  *                            drop counters}
  *   trim_nack.c              trimmed DATA answered with a NACK (XDP_TX)
+ *   conn_key.c               connection keys: a wrong key changes nothing
  *   ack_checks.c             acks checked against the sent window (NACK
  *                            range, sack_max/loss_mark, live RTT triggers,
  *                            EV index bounds, completions on a full ring)

@@ -352,6 +352,7 @@ static size_t tc_sack_frame(__u8 *buf, const struct hdrs *h)
 	struct sack_spec s = sspec(1009, 0);
 
 	s.dqpn = REMOTE_QPN;
+	s.key = PEER_KEY;
 	return sack_frame(buf, h, &s);
 }
 

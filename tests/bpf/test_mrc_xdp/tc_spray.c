@@ -558,6 +558,7 @@ TEST_CASE(test_tc_untouched, "mrc.tc_untouched")
 	/* Control packets keep the socket's port: a SACK to the peer. */
 	h = tx4();
 	s.dqpn = REMOTE_QPN;
+	s.key = PEER_KEY;
 	len = sack_frame(pkt, &h, &s);
 	run_tc(pkt, len, &r);
 	expect_untouched(&r, pkt, len, TC_ACT_OK);

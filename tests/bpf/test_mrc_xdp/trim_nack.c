@@ -52,7 +52,7 @@ static size_t expected_nack(__u8 *buf, const struct hdrs *in, __u32 psn,
 {
 	struct hdrs h = *in;
 	__u8 m[64], mac[6];
-	size_t n = put_bth(m, MRC_OP_NACK, REMOTE_QPN, 0, psn), len;
+	size_t n = put_bth_key(m, MRC_OP_NACK, PEER_KEY, REMOTE_QPN, 0, psn), len;
 
 	h.src = in->dst;
 	h.dst = in->src;
@@ -124,7 +124,10 @@ TEST_CASE(test_trim_nack_ipv4, "mrc.trim_nack_ipv4")
 	ASSERT_EQ(get16(r.out + ETH_LEN + IP4_LEN), PEER_SPORT, "UDP sport: the EV, kept");
 	ASSERT_EQ(get16(r.out + ETH_LEN + IP4_LEN + 2), MRC_UDP_PORT_DEFAULT,
 		  "UDP dport: the MRC port, kept");
-	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 4), REMOTE_QPN, "dqpn");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 1), PEER_KEY,
+		  "key: the peer QP's (bytes 1-4), not the data's");
+	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 4) & MRC_QPN_MASK,
+		  REMOTE_QPN, "dqpn");
 	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + 8), RX_CACK + 3,
 		  "PSN, flags clear");
 	ASSERT_EQ(get32(r.out + ETH_LEN + IP4_LEN + UDP_LEN + BTH_LEN), RX_CACK, "cack");
@@ -239,6 +242,7 @@ TEST_CASE(test_trim_nack_round_trip, "mrc.trim_nack_round_trip")
 	struct mrc_qp_info req = {
 		.state = MRC_QPS_RTS, .ctx = 0, .remote_qpn = QPN, .mpr = RX_MPR,
 		.sock_port = SOCK_PORT + 1, .n_peer_addrs = 1,
+		.local_key = PEER_KEY, .peer_key = QP_KEY, .flags = MRC_QP_F_KEYED,
 	};
 	static struct mrc_tx_state req_tx;
 	struct mrc_qp_stats got;
