@@ -243,6 +243,8 @@ struct mrc_qp_counters {
 	uint64_t rx_truncated;		/* the context dropped datagrams over its receive
 					 * buffer (MSG_TRUNC), unplaced (all its QPs) */
 	uint64_t completions_reclaimed;	/* WRITEs libmrc retired itself, all acked (XDP's ring full) */
+	uint64_t sack_reneges;		/* timeouts that found snd_una SACKed yet not
+					 * cumulatively acked, and resent it anyway */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

@@ -16,6 +16,8 @@
  *   ack_checks.c             acks checked against the sent window (NACK
  *                            range, sack_max/loss_mark, live RTT triggers,
  *                            EV index bounds, completions on a full ring)
+ *   ack_rate.c               a NACK acts once per send of a PSN (storms
+ *                            gated); a SACKed una shown missing is reneged
  *   ack_rx.c                 ACK receive: SACK/NACK, completions, event ring
  *   loss.c                   loss detection (RACK, same-EV rule, give-up)
  *   ev_feedback.c            reverse-EV learning, per-EV feedback of ACKs
