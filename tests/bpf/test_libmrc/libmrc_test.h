@@ -15,6 +15,7 @@
  *   write_errors.c  WRITEs that fail: remote access errors, retry exhaustion
  *   conn.c          connection set-up: mrc_conn_exchange/listen/connect
  *   hardening.c     random QP numbers and rkeys, truncated datagrams dropped
+ *   ack_attacks.c   forged SACKs of undelivered PSNs: reneged, not a hang
  *
  * Data tests connect two QPs of one context to each other over lo (each
  * QP's peer address is the shared local address), with PSNs just below
