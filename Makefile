@@ -84,6 +84,9 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
+# Test-only programs the e2e tests run (tests/tools/): built, never installed.
+FORGE_OBJS   := $(call objs_of,tests/tools/ack_forge.c)
+TEST_PROGS   := $(BUILD)/tests/mrc-ack-forge
 
 # Installed programs; mrc-bpf-cost is a developer tool built on the BPF
 # tests' fixture, so it is built but not installed (installed tools link
@@ -110,7 +113,8 @@ TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/un
 	      $(FIXTURE_OBJS)
 
 .PHONY: all deps check-tools test demo bench install clean
-all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS)
+all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS) \
+	$(TEST_PROGS)
 
 check-tools:
 ifneq ($(MISSING),)
@@ -208,6 +212,8 @@ $(BUILD)/mrc-perf: $(PERF_OBJS) $(AGENT) $(LIBMRC)
 $(BUILD)/mrc-tcp-timeline: $(TIMELINE_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-ack-forge: $(FORGE_OBJS)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 
 define unit_test_rule
