@@ -18,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'lab_cleanup; rm -rf "$tmp"' EXIT
 mrc_up "$tmp"
 
-BYTES=64m
+BYTES=256m
 DEPTH=16
 
 ctl_json() { lab exec "$1" "$MRCCTL" stats --json; }
@@ -54,24 +54,29 @@ transfer() {
 begin ack_attacks.nack_storm_bounded
 transfer clean
 CLEAN_PKTS=$PKTS
-CLEAN_RETX=$RETX
-# 50k NACKs/s for the whole transfer, each naming the responder's next PSN.
-transfer storm nack --rate 50000 --count 1000000 --seconds 20 --wait-s 10
+CLEAN_SECS=$SECS
+# 50k TRIMMED NACKs/s while the transfer runs, in turn for the 32 PSNs
+# above the responder's cumulative ack (in flight: each resend they ask for
+# is pure overhead).
+transfer storm nack --rate 50000 --spread 32 --count 1000000 --seconds 4 --wait-s 10
 gated=$(qp_delta "$tmp/storm.0" "$tmp/storm.1" nacks_gated)
 cuts=$(qp_delta "$tmp/storm.0" "$tmp/storm.1" trim_cuts_gated)
 rx_nack=$(qp_delta "$tmp/storm.0" "$tmp/storm.1" rx_nack)
-echo "    storm: h1 took $rx_nack NACKs, gated $gated ($cuts window cuts withheld);" \
-	"traffic x$(echo "$PKTS $CLEAN_PKTS" | awk '{ printf "%.3f", $1 / $2 }')," \
-	"resends per forged NACK $(echo "$RETX $SENT" | awk '{ printf "%.4f", $1 / ($2 ? $2 : 1) }')" >&2
+acted=$((rx_nack - gated))
+echo "    storm: h1 took $rx_nack NACKs in the window, $acted acted, $gated gated" \
+	"($cuts window cuts withheld); traffic x$(echo "$PKTS $CLEAN_PKTS" |
+	awk '{ printf "%.3f", $1 / $2 }') of the clean transfer, ${SECS} s against" \
+	"${CLEAN_SECS} s" >&2
 check "the forger sent a storm" between "$SENT" 1000 100000000
-check "h1's XDP took the NACKs" between "$rx_nack" 1000 "$SENT"
-check "most NACKs gated" between "$gated" $((rx_nack * 9 / 10)) "$rx_nack"
-check "TRIMMED NACKs gated: no window cut" eq "$cuts" "$gated"
-# Bound: each NACK acts once per send of a PSN, so the storm (aimed at one
-# PSN at a time) adds at most one resend per packet; measured far below:
-# traffic within 1.25x the clean transfer's.
-check "traffic not amplified (<= 1.25x clean)" between "$PKTS" "$CLEAN_PKTS" \
-	$((CLEAN_PKTS * 5 / 4))
+check "h1's XDP took NACKs in the window" between "$rx_nack" 1000 "$SENT"
+check "NACKs for a send already NACKed were gated" between "$gated" 1 "$rx_nack"
+check "every gated NACK was a TRIMMED one: no window cut" eq "$cuts" "$gated"
+# At most one NACK acts per send of a PSN: no more than the packets sent.
+check "at most one acting NACK per send" between "$acted" 0 "$PKTS"
+# Without the gate every NACK in the window was a resend (x17 measured in
+# issue 16). With it, the storm's resends are the sends it names once:
+# the traffic stays within 1.25x of the clean transfer's.
+check "traffic not amplified (<= 1.25x clean)" between "$PKTS" 1 $((CLEAN_PKTS * 5 / 4))
 end
 
 begin ack_attacks.forged_sacks_no_hang
@@ -79,15 +84,15 @@ lab fault p1-s1 drop 1
 lab fault p2-s1 drop 1
 transfer lossy
 LOSSY_SECS=$SECS
-transfer forged sack --rate 2000 --count 1000000 --seconds 20 --wait-s 10
+transfer forged sack --rate 2000 --count 1000000 --seconds 4 --wait-s 10
 reneged=$(qp_delta "$tmp/forged.0" "$tmp/forged.1" sacks_reneged)
 timer=$(cj .sack_reneges)
 echo "    forged SACKs: $SENT sent; XDP reneged $reneged, the timer $timer;" \
 	"${SECS} s against ${LOSSY_SECS} s without them" >&2
 check "the forger sent SACKs" between "$SENT" 100 100000000
 check "forged bits were taken back" between "$((reneged + timer))" 1 100000000
-check "completes well below the 60 s timeout (< 15 s)" \
-	awk "BEGIN { exit !($SECS < 15) }"
+check "completes well below the 60 s timeout (< 10 s)" \
+	awk "BEGIN { exit !($SECS < 10) }"
 lab fault p1-s1 clear
 lab fault p2-s1 clear
 end

@@ -8,7 +8,9 @@
  * sends the requester (the QP's first peer address, UDP 4791, from this
  * host's address) acknowledgements that are otherwise valid (right QP
  * number, PSN in the sent window):
- *   nack  NACKs of cack + 1 with a reason (default TRIMMED): a NACK storm
+ *   nack  NACKs with a reason (default TRIMMED): a NACK storm, in turn
+ *         for cack + 1 .. cack + SPREAD (--spread, default 1): the PSNs
+ *         the responder lacks, in flight or lost
  *   sack  SACKs acking the 64 PSNs above the cack, older cack and trigger
  *         (no evidence against the bits, no RTT sample): PSNs not
  *         delivered (lost, in flight) look acknowledged
@@ -38,7 +40,7 @@
 
 struct opts {
 	const char *mode, *pin_dir;
-	unsigned long count, rate;
+	unsigned long count, rate, spread;
 	double seconds, wait_s;
 	unsigned reason;
 };
@@ -108,10 +110,11 @@ static int read_cack(const struct target *t, __u32 *cack)
 }
 
 static size_t build_nack(void *buf, const struct opts *o, const struct target *t,
-			 __u32 cack)
+			 __u32 cack, unsigned long n)
 {
 	struct mrc_nack_fields f = {
-		.dqpn = t->remote_qpn, .psn = cack + 1, .cack = cack,
+		.dqpn = t->remote_qpn, .psn = cack + 1 + (__u32)(n % o->spread),
+		.cack = cack,
 		.reason = (__u8)o->reason, .pkey = PKEY_DEFAULT,
 	};
 	struct mrc_nack_pkt *p = buf;
@@ -143,14 +146,14 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: mrc-ack-forge nack|sack [--pin-dir DIR] [--count N] [--rate PPS]\n"
-		"       [--seconds S] [--wait-s S] [--reason R]\n");
+		"       [--spread N] [--seconds S] [--wait-s S] [--reason R]\n");
 	return 2;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .pin_dir = "/sys/fs/bpf/mrc", .count = 1000,
-			    .rate = 10000, .seconds = 10, .wait_s = 10,
+			    .rate = 10000, .spread = 1, .seconds = 10, .wait_s = 10,
 			    .reason = MRC_NACK_TRIMMED };
 	if (argc < 2 || (strcmp(argv[1], "nack") && strcmp(argv[1], "sack")))
 		return -1;
@@ -164,6 +167,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->count = strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--rate"))
 			o->rate = strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--spread"))
+			o->spread = strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--seconds"))
 			o->seconds = strtod(v, NULL);
 		else if (!strcmp(k, "--wait-s"))
@@ -173,7 +178,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		else
 			return -1;
 	}
-	if (argc % 2 || !o->rate || o->reason > 0xff)
+	if (argc % 2 || !o->rate || !o->spread || o->spread > 4096 || o->reason > 0xff)
 		return -1;
 	return 0;
 }
@@ -229,7 +234,7 @@ int main(int argc, char **argv)
 		}
 		if (read_cack(&t, &cack))
 			break;
-		len = !strcmp(o.mode, "nack") ? build_nack(buf, &o, &t, cack) :
+		len = !strcmp(o.mode, "nack") ? build_nack(buf, &o, &t, cack, sent) :
 						 build_sack(buf, &t, cack);
 		if (sendto(fd, buf, len, 0, (struct sockaddr *)&t.to, sizeof(t.to)) < 0 &&
 		    errno != ENOBUFS && errno != EAGAIN)
