@@ -162,13 +162,22 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 }
 
 /*
+ * A NACK younger than rtt_min >> NACK_AGE_SHIFT after the send it names
+ * cannot answer it. An eighth, not a half: rtt_min is measured on full
+ * packets, while a trimmed header skips the payload's serialization from
+ * the trim point on and the queues' data class; on the lab's 200 Mb/s
+ * spines a real trim NACK came back in under half of it (trim.sh).
+ */
+#define NACK_AGE_SHIFT	3
+
+/*
  * May a NACK for psn act (resend, window cut, EV feedback)? Once per send
- * of the PSN, and not sooner than half the QP's smallest fabric RTT after
- * that send: no answer to a send comes back sooner, so an earlier NACK
- * speaks of an older send, or is forged. The first NACK claims the send
+ * of the PSN, and not sooner than an eighth of the QP's smallest fabric
+ * RTT after that send: no answer to a send comes back sooner, so an
+ * earlier NACK speaks of an older send, or is forged. The first NACK claims the send
  * with a CAS on the record's head (`nacked`); TC clears the claim when it
  * sends the PSN again. A NACK storm for one PSN thus makes at most one
- * resend per RTT, and 100 TRIMMED NACKs one window cut. A PSN TC did not
+ * resend per send (so per RTT), and 100 TRIMMED NACKs one window cut. A PSN TC did not
  * log (no usable EV, so no record) has nothing to claim: it acts.
  */
 static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
@@ -187,7 +196,7 @@ static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
 	if (cur.nacked)
 		return 0;
 	if (bpf_ktime_get_ns() - READ_ONCE(rec->sent_ns) <
-	    READ_ONCE(tx->rtt_min_ns) / 2)
+	    READ_ONCE(tx->rtt_min_ns) >> NACK_AGE_SHIFT)
 		return 0;
 	cur.nacked = 1;
 	return __sync_val_compare_and_swap(&rec->head, head, cur.head) == head;

@@ -764,8 +764,8 @@ struct mrc_qp_stats {
 	/*
 	 * Acknowledgements that could amplify or stall (issue 16): NACKs in
 	 * the window left without effect because a NACK already acted on
-	 * the same send of the PSN, or the send is younger than half the
-	 * QP's minimum RTT (no resend, no feedback); of them, the TRIMMED
+	 * the same send of the PSN, or the send is younger than an eighth
+	 * of the QP's minimum RTT (no resend, no feedback); of them, the TRIMMED
 	 * ones (no window cut); SACKed PSNs a cumulative ack showed missing
 	 * (the bit is cleared, the PSN may be resent).
 	 */

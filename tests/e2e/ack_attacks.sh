@@ -3,8 +3,8 @@
 # transfer by build/tests/mrc-ack-forge on h2 (the responder's host), with
 # the right QP number and PSNs in the window:
 #  - a NACK storm for the responder's next PSN does not amplify traffic:
-#    a NACK acts once per send of a PSN, and not before half the minimum
-#    RTT after it (bpf/mrc/ack_rx.h nack_may_act); the rest are counted
+#    a NACK acts once per send of a PSN, and not before an eighth of the
+#    minimum RTT after it (bpf/mrc/ack_rx.h nack_may_act); the rest are counted
 #    (qp_stats nacks_gated, trim_cuts_gated);
 #  - forged SACKs of PSNs never delivered (1% loss on the path) do not
 #    hang the transfer: a cumulative ack that shows a SACKed PSN missing

@@ -2,14 +2,15 @@
 /*
  * Acknowledgements cannot amplify traffic or hang a transfer (issue 16):
  * a NACK acts (resend event, window cut, EV feedback) once per send of
- * its PSN and not sooner than half the minimum RTT after that send; the
+ * its PSN and not sooner than an eighth of the minimum RTT after that
+ * send; the
  * rest are counted in nacks_gated / trim_cuts_gated. A SACKed PSN that a
  * cumulative ack then shows missing loses its bit and is resent.
  */
 #include "mrc_xdp_test.h"
 
 #define STORM		100
-#define MIN_RTT_NS	100000u		/* 100 us */
+#define MIN_RTT_NS	10000000u	/* 10 ms: the gate waits 1.25 ms */
 
 /* setup_qp(1) with a minimum RTT of MIN_RTT_NS measured. */
 static void setup_rtt_qp(void)
@@ -44,8 +45,8 @@ TEST_CASE(test_nack_storm_one_resend, "mrc.nack_storm_one_resend")
 		int n;
 
 		setup_rtt_qp();
-		/* Sent 1 ms ago: a NACK for it may come now. */
-		put_rec(1010, 0, 1, 0, mono_ns() - 1000000);
+		/* Sent two minimum RTTs ago: a NACK for it may come now. */
+		put_rec(1010, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 		for (int k = 0; k < STORM; k++) {
 			run_nack(1010, RX_CACK, reasons[i], &r);
 			expect_xdp_drop(&r);
@@ -62,7 +63,7 @@ TEST_CASE(test_nack_storm_one_resend, "mrc.nack_storm_one_resend")
 		ASSERT_EQ(get_rec(1010).nacked, 1, "the send is marked NACKed");
 		expect_drops(&no_drops);
 		/* Another PSN is not affected by the first one's mark. */
-		put_rec(1011, 0, 1, 0, mono_ns() - 1000000);
+		put_rec(1011, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 		run_nack(1011, RX_CACK, reasons[i], &r);
 		ASSERT_EQ(drain_events(), 1, "another PSN's NACK acts");
 		expect_event(0, MRC_EVT_LOSS, 1011, ACK_EV, reasons[i]);
@@ -70,7 +71,7 @@ TEST_CASE(test_nack_storm_one_resend, "mrc.nack_storm_one_resend")
 }
 
 /*
- * A NACK sooner than half the minimum RTT after the send cannot answer
+ * A NACK sooner than an eighth of the minimum RTT after the send cannot answer
  * it; once the send is that old, the first NACK acts at once.
  */
 TEST_CASE(test_nack_too_soon_after_send, "mrc.nack_too_soon_after_send")
@@ -83,8 +84,8 @@ TEST_CASE(test_nack_too_soon_after_send, "mrc.nack_too_soon_after_send")
 	ASSERT_EQ(drain_events(), 0, "NACK right after the send: no event");
 	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 1, "gated");
 	ASSERT_EQ(get_rec(1010).nacked, 0, "the send stays unclaimed");
-	/* The same send, half the minimum RTT later (with margin). */
-	put_rec(1010, 0, 1, 0, mono_ns() - MIN_RTT_NS / 2 - 20000);
+	/* The same send, an eighth of the minimum RTT later (with margin). */
+	put_rec(1010, 0, 1, 0, mono_ns() - MIN_RTT_NS / 8 - 200000);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "the first NACK old enough acts");
 	expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, MRC_NACK_TRIMMED);
@@ -97,8 +98,8 @@ TEST_CASE(test_nack_too_soon_after_send, "mrc.nack_too_soon_after_send")
 }
 
 /*
- * After the resend (TC logs a new send, clearing the mark) and half an
- * RTT, the PSN can be NACKed again; within that time it cannot.
+ * After the resend (TC logs a new send, clearing the mark) and an eighth
+ * of the minimum RTT, the PSN can be NACKed again; within that time it cannot.
  */
 TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 {
@@ -113,7 +114,7 @@ TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 	get_tx(&tx);
 	tx.rtt_min_ns = MIN_RTT_NS;
 	put_tx(&tx);
-	put_rec(1010, 0, 1, 0, mono_ns() - 1000000);
+	put_rec(1010, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "first send: one NACK acts");
@@ -128,7 +129,7 @@ TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 0, "a NACK right after the resend: gated");
 
-	/* Half an RTT after the resend, the resend may be NACKed. */
+	/* An RTT after the resend, the resend may be NACKed. */
 	put_rec(1010, 0, 1, MRC_BTH_F_RETX, get_rec(1010).sent_ns - MIN_RTT_NS);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
@@ -145,7 +146,7 @@ TEST_CASE(test_nack_fatal_not_gated, "mrc.nack_fatal_not_gated")
 	struct run r;
 
 	setup_rtt_qp();
-	put_rec(1010, 0, 1, 0, mono_ns() - 1000000);
+	put_rec(1010, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	run_nack(1010, RX_CACK, MRC_NACK_REMOTE_ACCESS, &r);
 	ASSERT_EQ(drain_events(), 2, "loss, then the fatal NACK");
@@ -166,7 +167,7 @@ TEST_CASE(test_sack_renege_at_una, "mrc.sack_renege_at_una")
 	int n;
 
 	setup_rtt_qp();
-	put_rec(1005, 0, 1, 0, mono_ns() - 1000000);
+	put_rec(1005, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 	run_sack(&forged, &r);
 	get_tx(&tx);
 	ASSERT_EQ(bit_of(tx.sacked, 1005), 1, "the forged SACK set 1005's bit");
@@ -236,7 +237,7 @@ TEST_CASE(test_sack_renege_gated_resend, "mrc.sack_renege_gated_resend")
 	struct run r;
 
 	setup_rtt_qp();
-	put_rec(1005, 0, 1, 0, mono_ns() - 1000000);
+	put_rec(1005, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
 	run_nack(1005, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "the trim NACK acted");
 	get_tx(&tx);
