@@ -177,8 +177,11 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
  * earlier NACK speaks of an older send, or is forged. The first NACK claims the send
  * with a CAS on the record's head (`nacked`); TC clears the claim when it
  * sends the PSN again. A NACK storm for one PSN thus makes at most one
- * resend per send (so per RTT), and 100 TRIMMED NACKs one window cut. A PSN TC did not
- * log (no usable EV, so no record) has nothing to claim: it acts.
+ * resend per send (so per RTT), and 100 TRIMMED NACKs one window cut.
+ * A PSN in the window without a record of its own has not left the host
+ * yet (libmrc counts it sent before TC logs it): no NACK can answer it.
+ * (TC logs nothing when no EV is usable: those PSNs are left to the
+ * timer.)
  */
 static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
 					__u32 psn)
@@ -188,12 +191,10 @@ static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
 	__u64 head;
 
 	if (!rec)
-		return 1;
+		return 0;
 	head = READ_ONCE(rec->head);
 	cur.head = head;
-	if (cur.psn != psn)
-		return 1;
-	if (cur.nacked)
+	if (cur.psn != psn || cur.nacked)
 		return 0;
 	if (bpf_ktime_get_ns() - READ_ONCE(rec->sent_ns) <
 	    READ_ONCE(tx->rtt_min_ns) >> NACK_AGE_SHIFT)

@@ -138,6 +138,27 @@ TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 }
 
 /*
+ * A PSN in the window whose send TC has not logged yet (libmrc counts it
+ * sent before it reaches TC) cannot have been NACKed: gated.
+ */
+TEST_CASE(test_nack_unlogged_send_gated, "mrc.nack_unlogged_send_gated")
+{
+	struct run r;
+
+	setup_rtt_qp();
+	run_nack_unlogged(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 0, "no resend");
+	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 1, "gated");
+	/* The slot holds the record of PSN 1010 - 4096: not this send. */
+	put_rec_as(1010, 1010 - MRC_WINDOW_MAX, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
+	run_nack_unlogged(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 0, "another PSN's record: no resend");
+	put_rec(1010, 0, 1, 0, mono_ns() - 2 * MIN_RTT_NS);
+	run_nack_unlogged(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 1, "once logged, the NACK acts");
+}
+
+/*
  * A fatal NACK is one signal whatever the gate says: a PSN whose send a
  * trim NACK already claimed is still failed by the peer's refusal.
  */

@@ -112,7 +112,13 @@ extern const struct mrc_qp_stats no_qp_stats;
 extern struct mrc_tx_state tx;	/* read back after SACKs/NACKs */
 
 void run_sack(const struct sack_spec *s, struct run *r);
+/*
+ * A NACK from the peer for psn. A NACK answers a send TC logged, so when
+ * psn has no send record of its own, run_nack() writes one first (EV
+ * index UNLOGGED_EV, plane 1, sent 1 s ago); run_nack_unlogged() does not.
+ */
 void run_nack(__u32 psn, __u32 cack, __u8 reason, struct run *r);
+void run_nack_unlogged(__u32 psn, __u32 cack, __u8 reason, struct run *r);
 /* A SACK from the peer triggered by `psn`, acking nothing new (cack 999). */
 void run_trigger_sack(__u32 psn, __u8 m, struct run *r);
 /* Number of ACTIVE entries of plane `plane` among the first n. */
