@@ -84,10 +84,11 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
-# Test-only programs (tests/tools/NAME/): built into build/tests/, never
-# installed.
+# Test-only programs the e2e tests run (tests/tools/): built into
+# build/tests/, never installed.
 FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
-TEST_TOOLS   := $(BUILD)/tests/mrc-forge
+ACK_FORGE_OBJS := $(call objs_of,tests/tools/ack_forge.c)
+TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -232,6 +233,8 @@ $(BUILD)/mrc-fuzz: $(MRCFUZZ_OBJS) $(FUZZ_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMO
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
 	$(Q)$(call link,)
+$(BUILD)/tests/mrc-ack-forge: $(ACK_FORGE_OBJS)
+	$(Q)$(call link,$(LIBBPF_LIBS))
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)

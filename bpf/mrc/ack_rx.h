@@ -161,6 +161,81 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 	}
 }
 
+/*
+ * A NACK younger than rtt_min >> NACK_AGE_SHIFT after the send it names
+ * cannot answer it. An eighth, not a half: rtt_min is measured on full
+ * packets, while a trimmed header skips the payload's serialization from
+ * the trim point on and the queues' data class; on the lab's 200 Mb/s
+ * spines a real trim NACK came back in under half of it (trim.sh).
+ */
+#define NACK_AGE_SHIFT	3
+
+/*
+ * May a NACK for psn act (resend, window cut, EV feedback)? Once per send
+ * of the PSN, and not sooner than an eighth of the QP's smallest fabric
+ * RTT after that send: no answer to a send comes back sooner, so an
+ * earlier NACK speaks of an older send, or is forged. The first NACK claims the send
+ * with a CAS on the record's head (`nacked`); TC clears the claim when it
+ * sends the PSN again. A NACK storm for one PSN thus makes at most one
+ * resend per send (so per RTT), and 100 TRIMMED NACKs one window cut.
+ * A PSN in the window without a record of its own has not left the host
+ * yet (libmrc counts it sent before TC logs it): no NACK can answer it.
+ * (TC logs nothing when no EV is usable: those PSNs are left to the
+ * timer.)
+ */
+static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
+					__u32 psn)
+{
+	struct mrc_send_rec *rec = send_rec(slot, psn);
+	struct mrc_send_rec cur;
+	__u64 head;
+
+	if (!rec)
+		return 0;
+	head = READ_ONCE(rec->head);
+	cur.head = head;
+	if (cur.psn != psn || cur.nacked)
+		return 0;
+	if (bpf_ktime_get_ns() - READ_ONCE(rec->sent_ns) <
+	    READ_ONCE(tx->rtt_min_ns) >> NACK_AGE_SHIFT)
+		return 0;
+	cur.nacked = 1;
+	return __sync_val_compare_and_swap(&rec->head, head, cur.head) == head;
+}
+
+/*
+ * Selective acks are advisory (as TCP's, RFC 2018): a cumulative ack that
+ * says the responder lacks una (its cack + 1 is una) while una's bit is
+ * set proves the bit wrong. A responder's placed PSNs only grow, so no
+ * SACK of its, early or late, could show una placed and then this cack;
+ * the bit came from a forged SACK (or a responder that lost the data).
+ * Clear it, so una is resent (now, through the NACK gate, or by the
+ * timer) instead of the transfer waiting for an ack that never comes.
+ */
+static __always_inline void renege_una(struct mrc_tx_state *tx,
+				       const struct mrc_qp_info *info,
+				       __u32 qpn, __u32 implied, __u32 una)
+{
+	__u32 idx = una % MRC_WINDOW_MAX, slot = mrc_qpn_to_slot(qpn);
+	__u64 *word = &tx->sacked[(idx / 64) & (MRC_BITMAP_WORDS - 1)];
+	__u64 bit = 1ULL << (idx % 64);
+	struct mrc_qp_stats *st;
+
+	if (implied != una || una == READ_ONCE(tx->snd_nxt) ||
+	    !(READ_ONCE(*word) & bit))
+		return;
+	if (!(__sync_fetch_and_and(word, ~bit) & bit))
+		return;		/* another CPU cleared it */
+	st = qp_stats(slot);
+	if (st)
+		st->sacks_reneged++;
+	if (!nack_may_act(tx, slot, una))
+		return;		/* its send was just resent or NACKed */
+	emit_loss(info, qpn, una, 0);
+	if (st)
+		st->losses++;
+}
+
 /* Common checks of SACK and NACK: our QP, sending, from the peer, keyed. */
 static __always_inline struct mrc_tx_state *
 ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
@@ -196,7 +271,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	struct mrc_qp_info *info = NULL;
 	struct mrc_tx_state *tx;
 	struct mrc_qp_stats *st;
-	__u32 una = 0, old_una, base, top, trig_psn, sacked, lost;
+	__u32 una = 0, old_una, base, top, trig_psn, sacked, lost, implied;
 	__u64 rtt;
 	int reason = MRC_DROP_UNKNOWN_QP;
 	__u64 bits, window;
@@ -245,7 +320,9 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	cc_update(info, p->qpn, old_una, una, rtt, sacked, 0, 0,
 		  (sh->m & 3) == MRC_M_SKIP_ONCE ? CC_ECN : 0);
 	/* cack + 1 of this SACK is missing, or its cack would be past it. */
-	lost = report_losses(tx, info, p->qpn, una, base - bpf_ntohs(sh->bitmap_off),
+	implied = base - bpf_ntohs(sh->bitmap_off);
+	renege_una(tx, info, p->qpn, implied, una);
+	lost = report_losses(tx, info, p->qpn, una, implied,
 			     sent_record(slot, trig_psn), base, window & ~bits);
 	if (lost)
 		cc_update(info, p->qpn, una, una, 0, 0, 0, lost, 0);
@@ -341,6 +418,16 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		 */
 		if (emit_event(info, &evt))
 			WRITE_ONCE(tx->state, MRC_QPS_ERROR);
+		return XDP_DROP;	/* consumed */
+	}
+	/* Only the first NACK for a send acts; the others change nothing. */
+	if (!nack_may_act(tx, slot, psn)) {
+		if (st) {
+			st->nacks_gated++;
+			if (nh->reason == MRC_NACK_TRIMMED ||
+			    nh->reason == MRC_NACK_TRIMMED_LASTHOP)
+				st->trim_cuts_gated++;
+		}
 		return XDP_DROP;	/* consumed */
 	}
 	evt.type = MRC_EVT_LOSS;

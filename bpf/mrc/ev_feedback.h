@@ -73,6 +73,19 @@ static __always_inline void update_rtt(struct mrc_tx_state *tx, __u64 rtt)
 	WRITE_ONCE(tx->rttvar_ns, (__u32)var);
 }
 
+/*
+ * The smallest fabric RTT seen: the lower bound of how soon an answer to
+ * a send can come back (ack_rx.h nack_may_act). It only falls, so a
+ * fabric that grew slower never makes the NACK gate stricter.
+ */
+static __always_inline void note_min_rtt(struct mrc_tx_state *tx, __u64 sample)
+{
+	__u32 min = READ_ONCE(tx->rtt_min_ns);
+
+	if (sample && sample <= 0xffffffffull && (!min || sample < min))
+		WRITE_ONCE(tx->rtt_min_ns, (__u32)sample);
+}
+
 /* Raise *word to val unless it is already there (several CPUs). */
 static __always_inline void raise_u64(__u64 *word, __u64 val)
 {
@@ -135,6 +148,7 @@ static __always_inline __u64 sack_feedback(struct mrc_tx_state *tx, __u32 slot,
 		__sync_fetch_and_add(&c->rtt_samples, 1);
 		update_rtt(tx, rtt);
 		sample = fabric_rtt(rtt, hold);
+		note_min_rtt(tx, sample);
 	}
 	if ((m & 3) == MRC_M_ALWAYS_SKIP) {
 		always_skip_ev(slot, rec->ev_idx, psn);

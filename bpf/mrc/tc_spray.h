@@ -159,11 +159,14 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
 		return TC_ACT_OK;
 
-	rec->psn = psn;
-	rec->ev_idx = (__u8)idx;
-	rec->plane = (__u8)plane;
-	rec->flags = flags & MRC_BTH_F_RETX;
+	/*
+	 * A new send: its time first, then the head in one store, which also
+	 * clears `nacked`, so a NACK may act on this send (ack_rx.h
+	 * nack_may_act) and never sees the new PSN with the old send's mark.
+	 */
 	rec->sent_ns = bpf_ktime_get_ns();
+	WRITE_ONCE(rec->head, mrc_send_rec_head(psn, (__u8)idx, (__u8)plane,
+						  flags & MRC_BTH_F_RETX, 0));
 	count_ev_tx(slot, idx, skb->len);
 	st = qp_stats(slot);
 	if (st)

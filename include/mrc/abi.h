@@ -587,14 +587,31 @@ mrc_ev_counters_of(const struct mrc_qp_ev_stats *s, __u32 idx)
  * the PSN's latest transmission and when, for the ACK path.
  */
 struct mrc_send_rec {
-	__u32	psn;		/* full 32-bit PSN this record is about */
-	__u8	ev_idx;		/* index into mrc_qp_evs.ev */
-	__u8	plane;
-	__u8	flags;		/* MRC_BTH_F_RETX when a retransmission */
-	__u8	pad;
+	union {
+		struct {
+			__u32	psn;	/* full 32-bit PSN this record is about */
+			__u8	ev_idx;	/* index into mrc_qp_evs.ev */
+			__u8	plane;
+			__u8	flags;	/* MRC_BTH_F_RETX when a retransmission */
+			__u8	nacked;	/* a NACK acted on this send (XDP sets, TC clears) */
+		};
+		__u64	head;		/* the fields above as one word: one store, one CAS */
+	};
 	__u64	sent_ns;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_send_rec, 16);
+
+/* A record's head word from its fields (byte order left to the compiler). */
+static inline __u64 mrc_send_rec_head(__u32 psn, __u8 ev_idx, __u8 plane,
+				      __u8 flags, __u8 nacked)
+{
+	struct mrc_send_rec r = {
+		.psn = psn, .ev_idx = ev_idx, .plane = plane,
+		.flags = flags, .nacked = nacked,
+	};
+
+	return r.head;
+}
 
 struct mrc_send_log {
 	struct mrc_send_rec rec[MRC_WINDOW_MAX];
@@ -667,7 +684,8 @@ struct mrc_tx_state {
 	__u32	srtt_ns;	/* smoothed RTT of SACK triggers (XDP) */
 	__u32	rttvar_ns;	/* its mean deviation */
 	__u32	rtt_peak_ns;	/* recent largest RTT, decaying 1/64 a sample */
-	__u32	_pad0[9];
+	__u32	rtt_min_ns;	/* smallest fabric RTT sample (no hold), 0 = none */
+	__u32	_pad0[8];
 	/* Line 1: XDP's. Send time of the newest packet SACKed on each plane. */
 	__u64	acked_sent_ns[MRC_MAX_PLANES_ABI];
 	/* Line 2: libmrc's, per packet and per post. */
@@ -797,8 +815,19 @@ struct mrc_qp_stats {
 	__u64	losses;		/* loss reports emitted */
 	__u64	completions;	/* completions emitted */
 	__u64	tx_stamped;	/* packets TC gave an EV */
+	/*
+	 * Acknowledgements that could amplify or stall (issue 16): NACKs in
+	 * the window left without effect because a NACK already acted on
+	 * the same send of the PSN, or the send is younger than an eighth
+	 * of the QP's minimum RTT (no resend, no feedback); of them, the TRIMMED
+	 * ones (no window cut); SACKed PSNs a cumulative ack showed missing
+	 * (the bit is cleared, the PSN may be resent).
+	 */
+	__u64	nacks_gated;
+	__u64	trim_cuts_gated;
+	__u64	sacks_reneged;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 80);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 104);
 
 /*
  * Profiles, kept by mrcd in pinned hash maps (key: profile id) so libmrc

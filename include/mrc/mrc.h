@@ -287,6 +287,8 @@ struct mrc_qp_counters {
 	uint64_t rx_bad_key;		/* packets that reached libmrc's socket with
 					 * a wrong key, dropped (XDP counts its own
 					 * drops as BAD_KEY) */
+	uint64_t sack_reneges;		/* timeouts that found snd_una SACKed yet not
+					 * cumulatively acked, and resent it anyway */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

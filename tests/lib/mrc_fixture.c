@@ -284,6 +284,7 @@ void put_rec_as(__u32 slot_psn, __u32 rec_psn, __u8 ev_idx, __u8 plane,
 	rec->ev_idx = ev_idx;
 	rec->plane = plane;
 	rec->flags = flags;
+	rec->nacked = 0;	/* a new send, as TC writes it: no NACK acted on it */
 	rec->sent_ns = sent_ns;
 	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
 }

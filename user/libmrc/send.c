@@ -455,9 +455,27 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 	}
 }
 
+/*
+ * Selective acks are advisory (RFC 2018: the left edge is resent after a
+ * timeout, SACKed or not). A whole timeout without cumulative progress
+ * while una is SACKed means the SACK was wrong (forged, or the responder
+ * lost the data): una would otherwise never be resent and the transfer
+ * would hang until the retries run out. Clearing only una's bit keeps the
+ * cost at one packet; XDP (ack_rx.h renege_una) clears the bits above as
+ * the cumulative ack reaches them.
+ */
+static void renege_una(struct mrc_qp *qp, uint32_t una)
+{
+	if (!mrc_bit_test(qp->tx->sacked, una))
+		return;
+	mrc_bit_clear(qp->tx->sacked, una);
+	qp->counters.sack_reneges++;
+}
+
 /* Resend everything outstanding that the responder did not SACK. */
 static void resend_unacked(struct mrc_qp *qp, uint32_t una)
 {
+	renege_una(qp, una);
 	for (uint32_t psn = una; psn != qp->snd_nxt; psn++)
 		if (!mrc_bit_test(qp->tx->sacked, psn))
 			queue_retx(qp, psn);
@@ -507,7 +525,7 @@ void mrc_tx_reset(struct mrc_qp *qp)
 
 	memset(tx->sacked, 0, sizeof(tx->sacked));
 	memset(tx->acked_sent_ns, 0, sizeof(tx->acked_sent_ns));
-	tx->srtt_ns = tx->rttvar_ns = tx->rtt_peak_ns = 0;
+	tx->srtt_ns = tx->rttvar_ns = tx->rtt_peak_ns = tx->rtt_min_ns = 0;
 	tx->wr_head = tx->wr_tail = 0;
 	tx->sack_max = tx->loss_mark = psn;
 	tx->snd_nxt = psn;

@@ -16,6 +16,7 @@
  *   conn.c          connection set-up: mrc_conn_exchange/listen/connect
  *   conn_keys.c     connection keys: drawn, required for RTR, checked
  *   hardening.c     random QP numbers and rkeys, truncated datagrams dropped
+ *   ack_attacks.c   forged SACKs of undelivered PSNs: reneged, not a hang
  *
  * Data tests connect two QPs of one context to each other over lo (each
  * QP's peer address is the shared local address), with PSNs just below

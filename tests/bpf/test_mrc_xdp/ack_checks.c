@@ -248,7 +248,8 @@ TEST_CASE(test_completion_kept_ring_full, "mrc.completion_kept_ring_full")
 	struct run r;
 
 	setup_qp(1);
-	len = nack_frame(pkt, &h, QPN, 1010, RX_CACK, MRC_NACK_TRIMMED);
+	/* Fatal NACKs fill the ring: each reports (a trim NACK acts once a send). */
+	len = nack_frame(pkt, &h, QPN, 1010, RX_CACK, MRC_NACK_REMOTE_ACCESS);
 	run_prog(bpf_program__fd(skel->progs.mrc_xdp_rx), pkt, len, fits, &r);
 	ASSERT_EQ(read_drops().ring_full, 0, "ring exactly full");
 	run_sack(&s, &r);

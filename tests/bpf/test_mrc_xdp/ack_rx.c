@@ -576,7 +576,8 @@ TEST_CASE(test_ring_missing, "mrc.ring_missing")
 /*
  * A ring that really fills: records of 8 + 24 bytes, and the kernel keeps
  * the producer strictly less than the ring's size ahead of the consumer,
- * so 1 MiB holds 32767 of them; send 786 more than fit.
+ * so 1 MiB holds 32767 of them; send 786 more than fit. Fatal NACKs fill
+ * it: one NACK acts per send of a PSN, a fatal one always reports.
  */
 TEST_CASE(test_ring_full, "mrc.ring_full")
 {
@@ -589,14 +590,14 @@ TEST_CASE(test_ring_full, "mrc.ring_full")
 	int n;
 
 	setup_qp(1);
-	len = nack_frame(pkt, &h, QPN, 1010, RX_CACK, MRC_NACK_TRIMMED);
+	len = nack_frame(pkt, &h, QPN, 1010, RX_CACK, MRC_NACK_REMOTE_ACCESS);
 	run_prog(bpf_program__fd(skel->progs.mrc_xdp_rx), pkt, len, repeat, &r);
 	expect_xdp_drop(&r);
 	ASSERT_EQ(read_drops().ring_full, repeat - fits, "drops.ring_full");
 	ASSERT_EQ(read_qp_stats(SLOT).rx_nack, repeat, "qp_stats.rx_nack");
 	n = drain_events();
 	ASSERT_EQ(n, fits, "events that fit");
-	expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, MRC_NACK_TRIMMED);
+	expect_event(0, MRC_EVT_QP_FATAL, 1010, ACK_EV, MRC_NACK_REMOTE_ACCESS);
 	/* Drained, the ring takes events again. */
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "event after draining");

@@ -582,6 +582,49 @@ TEST_CASE(test_cc_nack_trims, "mrc.cc_nack_trims")
 }
 
 /* Losses reported by a SACK reach the window (nscc_on_loss). */
+/*
+ * 100 forged TRIMMED NACKs for one send of a PSN cut the window once (one
+ * MTU), not to its floor; the PSN's next send may be cut for again. The
+ * minimum RTT is set so the gate's age rule holds too.
+ */
+TEST_CASE(test_cc_trim_storm_one_cut, "mrc.cc_trim_storm_one_cut")
+{
+	static const __u8 reasons[] = { MRC_NACK_TRIMMED, MRC_NACK_TRIMMED_LASTHOP };
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_nscc s, once;
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(reasons); i++) {
+		setup_cc(&p, CC_SLOT_K, CC_K, 1);
+		s = get_cc(CC_K);
+		s.avg_delay_ns = 1000000;
+		put_cc(CC_K, &s);
+		get_tx(&tx);
+		tx.rtt_min_ns = 100000;
+		put_tx(&tx);
+		put_rec(1010, 0, 1, 0, mono_ns() - 1000000);
+		run_nack(1010, RX_CACK, reasons[i], &r);
+		once = get_cc(CC_K);
+		ASSERT_EQ(once.n_trims, 1, "first trim NACK: counted");
+		ASSERT_TRUE(once.cwnd < CC_MAX_CWND, "first trim NACK: the window is cut");
+		for (int k = 1; k < 100; k++)
+			run_nack(1010, RX_CACK, reasons[i], &r);
+		s = get_cc(CC_K);
+		ASSERT_EQ(s.n_trims, 1, "100 trim NACKs for one send: one trim");
+		ASSERT_EQ(s.n_md, once.n_md, "no further decrease");
+		ASSERT_EQ(s.cwnd, once.cwnd, "window cut once");
+		ASSERT_EQ(read_qp_stats(SLOT).trim_cuts_gated, 99, "99 cuts withheld");
+		ASSERT_EQ(drain_events(), 1, "one resend");
+		/* The resend, trimmed too: one more cut. */
+		put_rec(1010, 0, 1, MRC_BTH_F_RETX, mono_ns() - 1000000);
+		run_nack(1010, RX_CACK, reasons[i], &r);
+		s = get_cc(CC_K);
+		ASSERT_EQ(s.n_trims, 2, "the resend's trim counts");
+		ASSERT_TRUE(s.cwnd < once.cwnd, "and cuts again");
+		drain_events();
+	}
+}
+
 TEST_CASE(test_cc_sack_losses, "mrc.cc_sack_losses")
 {
 	struct mrc_nscc_params p = cc_test_params();
@@ -665,7 +708,12 @@ TEST_CASE(test_cc_algo_none, "mrc.cc_algo_none")
 	ASSERT_EQ(s.cwnd, 100000, "algo none: nscc.cwnd untouched");
 	expect_view_of(&v, &s);
 
-	/* A last-hop trim and losses are counted, nothing else. */
+	/*
+	 * A last-hop trim and losses are counted, nothing else. The NACK's
+	 * PSN was sent longer ago than half the minimum RTT (10 ms) the SACK
+	 * above measured, or it could not be an answer to that send.
+	 */
+	put_rec(1010, 0, 1, 0, mono_ns() - 20000000);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED_LASTHOP, &r);
 	s = get_cc(CC_K);
 	v = get_view(CC_K);

@@ -184,6 +184,8 @@ TEST_CASE(test_key_right_accepted, "mrc.key_right_accepted")
 	expect_event(0, MRC_EVT_QP_FATAL, TX_UNA, ACK_EV, MRC_NACK_REMOTE_ACCESS);
 
 	setup_qp(1);
+	/* A NACK answers a send TC logged (the NACK gate), as run_nack() sets up. */
+	put_rec(TX_UNA + 1, UNLOGGED_EV, 1, 0, mono_ns() - 1000000000ull);
 	len = forged_frame(pkt, FORGE_NACK_TRIM, QP_KEY);
 	run_xdp(pkt, len, &r);
 	ASSERT_EQ(drain_events(), 1, "trim NACK: one event");

@@ -408,20 +408,27 @@ TEST_CASE(test_xdp_nack_trim_feedback, "mrc.xdp_nack_trim_feedback")
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[1].state, MRC_EV_GOOD, "last-hop trim: EV stays GOOD");
 
-	/* Not a trim; a PSN without a record. */
+	/* Not a trim (on a new send of 1010); a PSN without a record. */
+	put_rec(1010, 1, 1, 0, mono_ns());
 	run_nack(1010, RX_CACK, MRC_NACK_NO_BITMAP, &r);
-	run_nack(1011, RX_CACK, MRC_NACK_TRIMMED, &r);
+	run_nack_unlogged(1011, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(ev_ctr(1).trims, 1, "ev_stats[1].trims unchanged");
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[1].state, MRC_EV_GOOD, "EV still GOOD");
 	expect_ev_zero(0);
-	ASSERT_EQ(drain_events(), 3, "every NACK still reports its loss");
+	/* A PSN TC never logged has not left: its NACK is gated. */
+	ASSERT_EQ(drain_events(), 2, "every NACK of a logged send reports its loss");
+	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 1, "the unlogged one gated");
 
-	/* MRC_EV_SWAP_MARKS mid-path trims in a row swap the EV. */
+	/*
+	 * MRC_EV_SWAP_MARKS mid-path trims in a row swap the EV: each of a
+	 * new send (one NACK acts per send of a PSN).
+	 */
 	setup_table(MRC_EVF_UDP, tab, 3, NULL);
-	put_rec(1010, 1, 1, 0, mono_ns());
-	for (i = 0; i < MRC_EV_SWAP_MARKS; i++)
+	for (i = 0; i < MRC_EV_SWAP_MARKS; i++) {
+		put_rec(1010, 1, 1, MRC_BTH_F_RETX, mono_ns());
 		run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	}
 	get_evs(&evs);
 	ASSERT_EQ(evs.ev[1].flags, 0, "trimmed EV swapped out");
 	ASSERT_EQ(evs.ev[2].flags, MRC_EV_F_ACTIVE, "backup swapped in");

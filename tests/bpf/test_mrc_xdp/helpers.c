@@ -245,13 +245,23 @@ void run_sack(const struct sack_spec *s, struct run *r)
 	run_xdp(pkt, len, r);
 }
 
-void run_nack(__u32 psn, __u32 cack, __u8 reason, struct run *r)
+void run_nack_unlogged(__u32 psn, __u32 cack, __u8 reason, struct run *r)
 {
 	struct hdrs h = rx4();
 	__u8 pkt[PKT_MAX];
 	size_t len = nack_frame(pkt, &h, QPN, psn, cack, reason);
 
 	run_xdp(pkt, len, r);
+}
+
+void run_nack(__u32 psn, __u32 cack, __u8 reason, struct run *r)
+{
+	struct mrc_send_rec rec = get_rec(psn);
+
+	/* The peer can only NACK what left: TC logged the send (1 s ago). */
+	if (rec.psn != psn || !rec.sent_ns)
+		put_rec(psn, UNLOGGED_EV, 1, 0, mono_ns() - 1000000000ull);
+	run_nack_unlogged(psn, cack, reason, r);
 }
 
 /* ====================================================================== */

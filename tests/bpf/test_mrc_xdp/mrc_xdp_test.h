@@ -17,6 +17,8 @@
  *   ack_checks.c             acks checked against the sent window (NACK
  *                            range, sack_max/loss_mark, live RTT triggers,
  *                            EV index bounds, completions on a full ring)
+ *   ack_rate.c               a NACK acts once per send of a PSN (storms
+ *                            gated); a SACKed una shown missing is reneged
  *   ack_rx.c                 ACK receive: SACK/NACK, completions, event ring
  *   loss.c                   loss detection (RACK, same-EV rule, give-up)
  *   ev_feedback.c            reverse-EV learning, per-EV feedback of ACKs
@@ -111,7 +113,13 @@ extern const struct mrc_qp_stats no_qp_stats;
 extern struct mrc_tx_state tx;	/* read back after SACKs/NACKs */
 
 void run_sack(const struct sack_spec *s, struct run *r);
+/*
+ * A NACK from the peer for psn. A NACK answers a send TC logged, so when
+ * psn has no send record of its own, run_nack() writes one first (EV
+ * index UNLOGGED_EV, plane 1, sent 1 s ago); run_nack_unlogged() does not.
+ */
 void run_nack(__u32 psn, __u32 cack, __u8 reason, struct run *r);
+void run_nack_unlogged(__u32 psn, __u32 cack, __u8 reason, struct run *r);
 /* A SACK from the peer triggered by `psn`, acking nothing new (cack 999). */
 void run_trigger_sack(__u32 psn, __u8 m, struct run *r);
 /* Number of ACTIVE entries of plane `plane` among the first n. */
