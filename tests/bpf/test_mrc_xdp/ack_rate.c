@@ -2,9 +2,8 @@
 /*
  * Acknowledgements cannot amplify traffic or hang a transfer (issue 16):
  * a NACK acts (resend event, window cut, EV feedback) once per send of
- * its PSN and not sooner than an eighth of the minimum RTT after that
- * send; the
- * rest are counted in nacks_gated / trim_cuts_gated. A SACKed PSN that a
+ * its PSN and not sooner than an eighth of the minimum RTT after a first
+ * send, half of it after a resend; the rest are counted in nacks_gated / trim_cuts_gated. A SACKed PSN that a
  * cumulative ack then shows missing loses its bit and is resent.
  */
 #include "mrc_xdp_test.h"
@@ -98,8 +97,9 @@ TEST_CASE(test_nack_too_soon_after_send, "mrc.nack_too_soon_after_send")
 }
 
 /*
- * After the resend (TC logs a new send, clearing the mark) and an eighth
- * of the minimum RTT, the PSN can be NACKed again; within that time it cannot.
+ * After the resend (TC logs a new send, clearing the mark) and half the
+ * minimum RTT, the PSN can be NACKed again; within that time it cannot:
+ * NACK-driven resends of one PSN are at most two per RTT.
  */
 TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 {
@@ -128,13 +128,18 @@ TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 	ASSERT_EQ(get_rec(1010).flags, MRC_BTH_F_RETX, "as a resend");
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 0, "a NACK right after the resend: gated");
+	/* A quarter of an RTT would do for a first send; a resend waits half. */
+	put_rec(1010, 0, 1, MRC_BTH_F_RETX, mono_ns() - MIN_RTT_NS / 4);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 0, "a resend a quarter of an RTT old: gated");
+	ASSERT_EQ(get_rec(1010).nacked, 0, "the resend stays unclaimed");
 
 	/* An RTT after the resend, the resend may be NACKed. */
 	put_rec(1010, 0, 1, MRC_BTH_F_RETX, get_rec(1010).sent_ns - MIN_RTT_NS);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "the resend: one NACK acts");
-	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 3, "one gated per step: 3");
+	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 4, "one gated per step: 4");
 }
 
 /*
