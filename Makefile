@@ -84,10 +84,10 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
-# Test-only programs the e2e tests run (tests/tools/): built into
-# build/tests/, never installed.
+# Test-only programs the e2e tests run (tests/tools/NAME/, a folder a
+# program): built into build/tests/, never installed.
 FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
-ACK_FORGE_OBJS := $(call objs_of,tests/tools/ack_forge.c)
+ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
