@@ -84,6 +84,7 @@ TRAFFIC_OBJS := $(call objs_of,lab/lab_traffic.c)
 PERF_OBJS    := $(call objs_of,$(wildcard tools/mrc-perf/*.c))
 TIMELINE_OBJS := $(call objs_of,$(wildcard tools/tcp-timeline/*.c))
 BPFCOST_OBJS := $(call objs_of,$(wildcard tools/bpf-cost/*.c))
+UDPBLAST_OBJS := $(call objs_of,$(wildcard tools/udp-blast/*.c))
 # Test-only programs the e2e tests run (tests/tools/NAME/, a folder a
 # program): built into build/tests/, never installed.
 FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
@@ -100,7 +101,8 @@ MRCFUZZ_OBJS := $(call objs_of,$(wildcard tests/fuzz/mrc_fuzz/*.c))
 # (installed tools link no test code).
 INSTALLED_PROGS := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
 	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
-PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost $(BUILD)/mrc-fuzz
+PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost $(BUILD)/mrc-fuzz \
+	     $(BUILD)/mrc-udp-blast
 
 # The BPF unit tests' fixture (skeleton, packets, QP set-up), shared by
 # the BPF tests and mrc-bpf-cost.
@@ -226,6 +228,8 @@ $(BUILD)/mrc-lab-traffic: $(TRAFFIC_OBJS)
 $(BUILD)/mrc-perf: $(PERF_OBJS) $(AGENT) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/mrc-tcp-timeline: $(TIMELINE_OBJS)
+	$(Q)$(call link,)
+$(BUILD)/mrc-udp-blast: $(UDPBLAST_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/mrc-bpf-cost: $(BPFCOST_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
