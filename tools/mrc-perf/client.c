@@ -306,6 +306,36 @@ static int client_bring_up_qp(struct client *c)
 	return 0;
 }
 
+/*
+ * --idle: the QP is up and nothing is posted. Poll the CQ as an idle
+ * application must (mrc.h: libmrc progresses only there; it sleeps when
+ * no QP has anything to do), peek at the control socket now and then (the
+ * server may fail), until the time is up.
+ */
+static int client_idle(struct client *c)
+{
+	uint64_t end = now_ns() + (uint64_t)c->o->idle_s * NSEC_PER_SEC;
+	unsigned int spins = 0;
+	struct ctl_msg m;
+	int ret;
+
+	report("idle for %u s", c->o->idle_s);
+	while (now_ns() < end) {
+		if (client_idle_progress(c) || client_check_alive(c, "idle"))
+			return -1;
+		if (++spins % CTL_PEEK_EVERY)
+			continue;
+		ret = ctl_poll(&c->ctl, &m);
+		if (ret < 0)
+			return client_ctl_fail(c, ret, "idle");
+		if (ret == 1)
+			return client_fail(c, m.type == CTL_ERROR ? "server error: %s" :
+					   "protocol error: the server sent %s while idle",
+					   m.type == CTL_ERROR ? m.text : ctl_type_name(m.type));
+	}
+	return 0;
+}
+
 /* The end: every immediate the server saw, in order, none missing. */
 static int client_done(struct client *c)
 {
@@ -383,7 +413,7 @@ int run_client(const struct opts *o)
 	    !client_create_resources(c) && !client_hello(c) &&
 	    !client_exchange(c) && !client_bring_up_qp(c)) {
 		c->started = true;
-		if (!client_run_sizes(c)) {
+		if (!(c->o->idle_s ? client_idle(c) : client_run_sizes(c))) {
 			cc_timeline_end(c);
 			client_done(c);
 		}

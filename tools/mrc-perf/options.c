@@ -24,7 +24,7 @@ static const char usage_text[] =
 "      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
 "      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
-"      [--cc-timeline FILE]\n"
+"      [--cc-timeline FILE] [--idle S]\n"
 "  " PROG " --help\n"
 "\n"
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
@@ -72,6 +72,10 @@ static const char usage_text[] =
 "                  bytes acked since then, cwnd and bytes in flight; ms in\n"
 "                  which the loop did not run have no row. Written at the\n"
 "                  end, 10 minutes at most. Exit 2 if FILE is not writable\n"
+"  --idle S        connect and bring the QP up, then post nothing for S\n"
+"                  seconds (polling the CQ as an idle application must),\n"
+"                  then end cleanly: what an idle QP costs. Less than\n"
+"                  --timeout-s; not with --verify or --imm\n"
 "Exit status: 0 ok, 1 run-time failure, 2 usage error.\n";
 
 /*
@@ -83,7 +87,7 @@ enum {
 	OPT_ONCE, OPT_TIMELINE,
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
-	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE,
+	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE,
 };
 
 static const struct option long_opts[] = {
@@ -108,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "mpr", required_argument, NULL, OPT_MPR },
 	{ "timeout-s", required_argument, NULL, OPT_TIMEOUT_S },
 	{ "cc-timeline", required_argument, NULL, OPT_CC_TIMELINE },
+	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -255,6 +260,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 			usage_error("--cc-timeline: empty path");
 		o->cc_timeline = arg;
 		break;
+	case OPT_IDLE:
+		o->idle_s = (uint32_t)parse_number("--idle", arg, 1, MAX_TIMEOUT_S);
+		break;
 	}
 }
 
@@ -334,6 +342,11 @@ void parse_args(int argc, char **argv, struct opts *o)
 	o->host = argv[optind];
 	if (!*o->host)
 		usage_error("client: empty HOST");
+	if (o->idle_s && (o->verify || o->imm))
+		usage_error("--idle excludes --verify and --imm: nothing is written");
+	if (o->idle_s && o->idle_s >= o->timeout_s)
+		usage_error("--idle %u: must be less than --timeout-s (%u)", o->idle_s,
+			    o->timeout_s);
 	if (o->depth > MAX_SEND_WR) {
 		report("--depth %u is more than a QP's max_send_wr: using %u",
 		       o->depth, MAX_SEND_WR);

@@ -120,6 +120,7 @@ struct opts {
 	uint64_t offset;
 	uint8_t ack_timeout, retry_cnt, exp_retry_cnt, mpr_units;
 	uint32_t timeout_s;
+	uint32_t idle_s;		/* client: connected, idle this long; 0 = a run */
 };
 
 /* Parse the command line into `o`; usage errors and --help exit. */
