@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # tools/bench --smoke: the benchmark runs end to end (its own lab, 4 planes,
-# goodput CPU-bound and rate-limited, the BPF run-time stats) and writes a
-# results.json with the headline keys as numbers, every transfer verified.
+# goodput CPU-bound and rate-limited, the BPF run-time stats, a 4 KiB
+# sweep, the contended, idle and limit sections) and writes a results.json
+# with the headline keys as numbers, every transfer verified; a section
+# left out gives null keys, never a made-up number.
 # Only that: performance is measured by benchmarks, never asserted in tests.
 . "$(dirname "$0")/lib.sh"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d) skip=$(mktemp -d)
+trap 'rm -rf "$tmp" "$skip"' EXIT
 J=$tmp/results.json
 jqt() { jq -e "$@" > /dev/null; }
 
@@ -18,6 +20,10 @@ check "exit status 0 (got $rc)" test "$rc" -eq 0
 check "results.json is JSON" jqt 'type == "object"' "$J"
 check "the table was printed" grep -q "== headline" "$tmp/stdout"
 check "goodput.png" test -s "$tmp/goodput.png"
+check "systems.png" test -s "$tmp/systems.png"
+for t in "== contended" "== idle" "== limit"; do
+	check "the table '$t' was printed" grep -q "$t" "$tmp/stdout"
+done
 end
 
 begin bench_smoke_keys
@@ -31,6 +37,55 @@ for p in mrc_xdp_rx_data mrc_xdp_rx_sack mrc_tc_tx_data xdp_pass tc_pass; do
 		jqt --arg p "$p" '.ns_per_packet[$p].live_ns | type == "number"' "$J"
 	check "ns_per_packet.$p has test_run_ns" jqt --arg p "$p" '.ns_per_packet[$p] | has("test_run_ns")' "$J"
 done
+end
+
+# Issue 15's keys (docs/PERFORMANCE.md defines each).
+ISSUE15_KEYS="goodput_vs_tcp goodput_vs_mptcp cpu_per_gb_tcp_over_mrc
+	rate_limited_cpu_per_gb_mptcp_over_mrc small_write_goodput_vs_tcp
+	small_write_p50_tcp_over_mrc contended_goodput_vs_capacity
+	contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent idle_server_cpu_percent
+	goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc"
+begin bench_smoke_issue15_keys
+for k in $ISSUE15_KEYS; do
+	check "headline.$k is a number >= 0" jqt --arg k "$k" '.headline[$k] | type == "number" and . >= 0' "$J"
+done
+check "idle.server_cpu_percent and idle.qp_cpu_percent are numbers, idle.ok" \
+	jqt '.idle.ok and (.idle.server_cpu_percent | type == "number") and (.idle.qp_cpu_percent | type == "number")' "$J"
+check "idle_qp_cpu_percent is both ends' sum" \
+	jqt '(.idle.qp_client_cpu_percent + .idle.qp_server_cpu_percent - .idle.qp_cpu_percent | fabs) < 0.01' "$J"
+check "contended: mrc, mptcp and tcp, each verified, with the hog" \
+	jqt '[.runs[] | select(.section == "contended" and .verified and .hog != null) | .system] | sort == ["mptcp", "mrc", "tcp"]' "$J"
+check "contended: capacity 4 x rate for mrc" jqt '.contended.systems.mrc.capacity_gbps == 4 * .goodput.rate_bps / 1e9' "$J"
+check "small writes: the sweep ran 4 KiB at depth 16" jqt '.sweep.depth == 16 and .sweep.systems.mrc["4096"].verified and .sweep.systems.tcp["4096"].verified' "$J"
+check "limit: UDP with GSO over 4 planes and 1, without over 1, verified" \
+	jqt '.limit.udp_gso["4"].verified and .limit.udp_gso["1"].verified and .limit.udp_no_gso["1"].verified' "$J"
+check "limit: says whether GRO happened (segments per read)" \
+	jqt '.limit.udp_gso["4"] | (.gro | type == "boolean") and (.segs_per_call | type == "number")' "$J"
+check "limit: CPU per GB and per segment" \
+	jqt '.limit.udp_gso["1"] | (.total_cpu_s_per_gb > 0) and (.cpu_ns_per_segment > 0)' "$J"
+check "cpu: total = sender + receiver + softirq" \
+	jqt '.cpu.cpu_bound_4_planes.mrc | (.sender_cpu_s_per_gb + .receiver_cpu_s_per_gb + .softirq_s_per_gb - .total_cpu_s_per_gb | fabs) < 0.02' "$J"
+end
+
+# The same results without the idle, contended and limit sections (as
+# `--only goodput,cpu` would give): their keys are null, the rest stays.
+begin bench_smoke_skipped_sections_are_null
+cp -r "$tmp/." "$skip"
+rm -f "$skip/idle.json"
+for f in "$skip/runs/"[0-9][0-9][0-9].json; do
+	jq -e '.section == "contended" or .section == "limit"' "$f" > /dev/null && rm -f "$f"
+done
+"$ROOT/tools/bench" --report --out "$skip" > /dev/null 2>&1
+check "bench --report exit 0" eq "$?" 0
+check "the sections are null" jqt '.idle == null and .contended == null and .limit == null' "$skip/results.json"
+for k in contended_goodput_vs_capacity contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent \
+	idle_server_cpu_percent goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc; do
+	check "headline.$k null" jqt --arg k "$k" '.headline | has($k) and .[$k] == null' "$skip/results.json"
+done
+check "headline.goodput_vs_tcp still a number" jqt '.headline.goodput_vs_tcp | type == "number"' "$skip/results.json"
+end
+
+begin bench_smoke_machine
 for k in kernel cores cpu_model date git_commit; do
 	check "machine.$k" jqt --arg k "$k" '.machine[$k] != null' "$J"
 done
