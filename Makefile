@@ -98,7 +98,8 @@ MRCFUZZ_OBJS := $(call objs_of,$(wildcard tests/fuzz/mrc_fuzz/*.c))
 
 # Installed programs; mrc-bpf-cost and mrc-fuzz are developer tools built
 # on the BPF tests' fixture, so they are built but not installed
-# (installed tools link no test code).
+# (installed tools link no test code); so is mrc-udp-blast, bench's
+# plain-UDP limit (docs/PERFORMANCE.md).
 INSTALLED_PROGS := $(BUILD)/mrc-labctl $(BUILD)/mrc-lab-traffic $(BUILD)/mrcd \
 	     $(BUILD)/mrcctl $(BUILD)/mrc-perf $(BUILD)/mrc-tcp-timeline
 PROGS     := $(INSTALLED_PROGS) $(BUILD)/mrc-bpf-cost $(BUILD)/mrc-fuzz \
