@@ -264,8 +264,8 @@ set multiplot layout 1,2 title 'bench: the systems side by side, 4 planes, CPU-b
 set style data histograms; set style fill solid 0.8 border -1; set boxwidth 0.8; set grid ytics
 set xtics rotate by -20; set yrange [0:*]; set key top left
 set style histogram clustered gap 0.6; set title 'goodput'; set ylabel 'Gb/s'
-plot '$OUT/systems.dat' using 2:xtic(stringcolumn(1)) title 'Gb/s' lc rgb '#3060c0'
-set style histogram rowstacked; set title 'CPU per GB delivered'; set ylabel 'CPU s / GB'
+plot '$OUT/systems.dat' using 2:xtic(stringcolumn(1)) notitle lc rgb '#3060c0'
+set style histogram rowstacked; set title 'CPU per GB delivered'; set ylabel 'CPU s / GB'; set key top right
 plot '$OUT/systems.dat' using 3:xtic(stringcolumn(1)) title 'sender process' lc rgb '#3060c0', '' using 4 title 'receiver process' lc rgb '#60a060', '' using 5 title 'softirq (machine)' lc rgb '#d08030'
 unset multiplot
 EOF
