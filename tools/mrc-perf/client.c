@@ -256,6 +256,9 @@ static int client_exchange(struct client *c)
 
 	set_socket_timeouts(c->ctl.fd, ms < EXCHANGE_TIMEOUT_MS ? ms : EXCHANGE_TIMEOUT_MS);
 	ret = mrc_conn_exchange(c->ctl.fd, &c->local, &c->remote);
+	/* A control message ends libmrc's idle sleeps. */
+	if (!ret)
+		ret = mrc_add_wait_fd(c->ctx, c->ctl.fd);
 	if (ret) {
 		if (client_check_alive(c, "exchanging QP parameters"))
 			return -1;
@@ -303,6 +306,17 @@ static int client_bring_up_qp(struct client *c)
 	if (c->max_size + o->offset > c->remote.length || o->offset > c->remote.length)
 		report("note: --offset %" PRIu64 " takes WRITEs past the server's "
 		       "%" PRIu64 "-byte region", o->offset, c->remote.length);
+	return 0;
+}
+
+/* --linger-s: the QP connected and idle; libmrc should sleep, not spin. */
+static int client_linger(struct client *c)
+{
+	uint64_t end = now_ns() + (uint64_t)c->o->linger_s * 1000 * NSEC_PER_MSEC;
+
+	while (!stop_requested && now_ns() < end)
+		if (client_idle_progress(c))
+			return -1;
 	return 0;
 }
 
@@ -385,7 +399,8 @@ int run_client(const struct opts *o)
 		c->started = true;
 		if (!client_run_sizes(c)) {
 			cc_timeline_end(c);
-			client_done(c);
+			if (!client_linger(c))
+				client_done(c);
 		}
 	}
 	cc_timeline_end(c);
