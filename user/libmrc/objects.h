@@ -128,6 +128,7 @@ struct mrc_qp {
 	uint64_t *recv_wr;		/* posted receives, ring */
 	uint32_t recv_cap, recv_head, recv_tail;
 	uint32_t pkts_since_sack;
+	uint32_t acks_requested;	/* ACK_REQs the next SACK answers (recv.c) */
 	uint32_t sack_hole_off;		/* the last hole window shown, from cack + 1 */
 	bool sack_due;
 	struct {			/* what the next SACK echoes */
