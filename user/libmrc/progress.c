@@ -34,10 +34,11 @@
 /*
  * The spin before a sleep: a sleep and its wakeup cost a few microseconds
  * of CPU (and as much latency), so a spell that is likely to end sooner is
- * spun through. The budget adapts between SPIN_MIN_NS and SPIN_MAX_NS:
- * it doubles when a spell ends within twice the budget (spinning on would
- * have cost about what the sleep did) and halves otherwise (an idle QP
- * soon spins a microsecond per wakeup).
+ * spun through. The budget adapts between SPIN_MIN_NS and SPIN_MAX_NS: it
+ * doubles when the spin found work, or when a sleep was ended by a packet
+ * or an event sooner than the budget (spinning on would have caught it),
+ * and halves when a sleep ran longer (the spin was wasted: an idle QP soon
+ * spins a microsecond per wakeup).
  */
 #define SPIN_MIN_NS		1000ull
 #define SPIN_MAX_NS		20000ull
@@ -163,6 +164,18 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 	return sleep_ns;
 }
 
+/* The spin budget after a spin that paid (or not): see SPIN_MIN_NS. */
+static void adapt_spin(struct mrc_context *ctx, bool spin_paid)
+{
+	uint64_t limit = ctx->spin_limit_ns;
+
+	if (spin_paid)
+		limit = limit * 2 < SPIN_MAX_NS ? limit * 2 : SPIN_MAX_NS;
+	else
+		limit = limit / 2 > SPIN_MIN_NS ? limit / 2 : SPIN_MIN_NS;
+	ctx->spin_limit_ns = limit;
+}
+
 /*
  * No QP can do anything: sleep until XDP says an ack came for a waiting
  * window (a WINDOW event) or writes any other event, a packet arrives for
@@ -175,7 +188,7 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 {
 	struct epoll_event ev[4];
 	struct timespec ts;
-	uint64_t sleep_ns;
+	uint64_t sleep_ns, slept;
 	bool paced;
 	int n;
 
@@ -191,42 +204,37 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 	ts.tv_nsec = (long)(sleep_ns % 1000000000ull);
 	n = epoll_pwait2(ctx->idle_epfd, ev, 4, &ts, NULL);
 	mrc_cc_disarm_wakeups(ctx);
+	slept = mrc_now_ns() - now;
 	ctx->wait.sleeps++;
-	ctx->wait.sleep_ns += mrc_now_ns() - now;
+	ctx->wait.sleep_ns += slept;
 	if (n > 0)
 		ctx->wait.woken++;
+	adapt_spin(ctx, n > 0 && slept < ctx->spin_limit_ns);
 	if (paced)
 		ctx->wait.pace_sleeps++;
 	return true;
 }
 
 /*
- * A round did work: the idle spell (if any) is over. Its length teaches
- * the spin budget (SPIN_MIN_NS above).
+ * A round did work: the idle spell (if any) is over. Work found while
+ * spinning (not just after a wakeup) means the spin paid.
  */
 static void end_idle_spell(struct mrc_context *ctx)
 {
-	uint64_t now, spell;
+	uint64_t now;
 
 	if (!ctx->idle_since_ns)
 		return;
 	now = mrc_now_ns();
-	spell = now - ctx->idle_since_ns;
 	ctx->wait.spin_ns += now - ctx->spin_from_ns;
-	if (spell < 2 * ctx->spin_limit_ns)
-		ctx->spin_limit_ns = ctx->spin_limit_ns * 2 < SPIN_MAX_NS ?
-				     ctx->spin_limit_ns * 2 : SPIN_MAX_NS;
-	else
-		ctx->spin_limit_ns = ctx->spin_limit_ns / 2 > SPIN_MIN_NS ?
-				     ctx->spin_limit_ns / 2 : SPIN_MIN_NS;
+	if (!ctx->woke_from_sleep)
+		adapt_spin(ctx, true);
 	ctx->idle_since_ns = 0;
 }
 
 /*
  * A round found nothing to do: spin on while the spell is younger than
- * the budget, then sleep if no QP can do anything (else let the kernel's
- * softirq and NAPI threads run, they carry our packets: busy polling on
- * few cores otherwise starves them).
+ * the budget, then sleep if no QP can do anything (else yield).
  */
 static void idle_round(struct mrc_context *ctx)
 {
@@ -235,22 +243,18 @@ static void idle_round(struct mrc_context *ctx)
 	ctx->wait.spins++;
 	if (!ctx->idle_since_ns) {
 		ctx->idle_since_ns = ctx->spin_from_ns = now;
-		ctx->idle_rounds = 0;
+		ctx->woke_from_sleep = false;
 	}
-	if (now - ctx->spin_from_ns < ctx->spin_limit_ns) {
-		if (++ctx->idle_rounds % SPIN_YIELD_EVERY == 0) {
-			sched_yield();
-			ctx->wait.yields++;
-		}
+	if (now - ctx->spin_from_ns < ctx->spin_limit_ns)
 		return;
-	}
 	ctx->wait.spin_ns += now - ctx->spin_from_ns;
-	if (!idle_wait(ctx, now)) {
+	if (idle_wait(ctx, now)) {
+		ctx->woke_from_sleep = true;
+	} else {
 		sched_yield();
 		ctx->wait.yields++;
 	}
 	ctx->spin_from_ns = mrc_now_ns();
-	ctx->idle_rounds = 0;
 }
 
 /* ---- the poll loop ----------------------------------------------------- */
@@ -279,12 +283,31 @@ static void drive_qp(struct mrc_context *ctx, struct mrc_qp *qp)
 	mrc_tx_progress(qp);
 }
 
+/*
+ * Every SPIN_YIELD_EVERY rounds in a row that read nothing (no event, no
+ * packet), sending or not, let the kernel's softirq and NAPI threads run:
+ * they carry our own packets and acks, and on few cores a sender that
+ * never yields starves them (acks late, RTT samples and timers off).
+ */
+static void yield_if_deaf(struct mrc_context *ctx, bool input)
+{
+	if (input) {
+		ctx->idle_rounds = 0;
+		return;
+	}
+	if (++ctx->idle_rounds % SPIN_YIELD_EVERY)
+		return;
+	sched_yield();
+	ctx->wait.yields++;
+}
+
 /* Drive every QP of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
-	bool busy = ring_buffer__consume(ctx->ring) > 0;
+	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
 
-	busy |= mrc_rx_progress(ctx) > 0;
+	input |= mrc_rx_progress(ctx) > 0;
+	busy = input;
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 		uint64_t before;
@@ -297,6 +320,7 @@ static void progress(struct mrc_context *ctx)
 			busy = true;
 	}
 	busy |= ring_buffer__consume(ctx->ring) > 0;
+	yield_if_deaf(ctx, input);
 	if (busy)
 		end_idle_spell(ctx);
 	else
