@@ -303,7 +303,7 @@ struct mrc_qp_counters {
 	uint64_t retx_bytes;		/* payload bytes resent */
 	uint32_t cc_slot;		/* the QP's window: 1-based mrc_cc_view slot, 0 none */
 	uint32_t pad;
-	uint64_t cc_sleeps;		/* the context slept on full windows (all its QPs) */
+	uint64_t cc_sleeps;		/* = wait.sleeps (all its QPs) */
 	uint64_t cc_paced;		/* sends the pacing held back (window had room) */
 	uint64_t rx_truncated;		/* the context dropped datagrams over its receive
 					 * buffer (MSG_TRUNC), unplaced (all its QPs) */

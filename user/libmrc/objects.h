@@ -184,7 +184,7 @@ struct mrc_context {
 	uint64_t idle_since_ns;
 	uint64_t spin_from_ns;		/* the spin's start (the spell's, or the last wakeup) */
 	uint64_t spin_limit_ns;
-	unsigned int idle_rounds;	/* rounds in a row that read nothing */
+	unsigned int deaf_rounds;	/* rounds in a row that read nothing */
 	bool woke_from_sleep;		/* the spell's last spin began at a wakeup */
 	struct mrc_wait_stats wait;
 

@@ -48,7 +48,7 @@
  * sleeping (a timer wakeup costs about that much).
  */
 #define PACE_SPIN_NS		20000ull
-/* While spinning, let the softirq and NAPI threads in every N rounds. */
+/* Rounds in a row that read nothing before a sched_yield() (yield_if_deaf). */
 #define SPIN_YIELD_EVERY	16u
 
 /* ---- the event ring ---------------------------------------------------- */
@@ -292,10 +292,10 @@ static void drive_qp(struct mrc_context *ctx, struct mrc_qp *qp)
 static void yield_if_deaf(struct mrc_context *ctx, bool input)
 {
 	if (input) {
-		ctx->idle_rounds = 0;
+		ctx->deaf_rounds = 0;
 		return;
 	}
-	if (++ctx->idle_rounds % SPIN_YIELD_EVERY)
+	if (++ctx->deaf_rounds % SPIN_YIELD_EVERY)
 		return;
 	sched_yield();
 	ctx->wait.yields++;
