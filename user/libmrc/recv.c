@@ -395,6 +395,7 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	const struct mrc_reth *reth;
 	uint16_t ts = 0;
 	uint32_t psn, plen;
+	bool in_order;
 
 	if (p->len < hlen)
 		return;
@@ -444,7 +445,8 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	qp->counters.rx_packets++;
 	qp->counters.rx_bytes += plen;
 	qp->rcv_bytes += plen;
-	if (psn != qp->rcv_cack + 1) {
+	in_order = psn == qp->rcv_cack + 1;
+	if (!in_order) {
 		qp->ooo_count++;
 		qp->sack_due = true;
 	}
@@ -457,11 +459,16 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	 * Answered now, not at the end of the batch: a CE mark (the SACK
 	 * echoes the EV of the marked packet itself, so the sender steers
 	 * away from that path only) and the verdict; a retransmission (the
-	 * sender is recovering a loss); and every MRC_ACK_EVERY packets (a
+	 * sender is recovering a loss); an ack request that arrived out of
+	 * order (the SACK is loss evidence, and the requester judges a hole
+	 * by how much later than it the trigger was sent: a later trigger,
+	 * the batch's last packet, made the incast's senders demote EVs for
+	 * reordering); and every MRC_ACK_EVERY packets (a
 	 * SACK's bitmap covers 64 PSNs, so SACKs at most 16 packets apart
 	 * leave no PSN the sender never hears about).
 	 */
 	if (p->flags & MRC_BTH_F_RETX ||
+	    (!in_order && p->flags & MRC_BTH_F_ACK_REQ) ||
 	    (p->tos & ECN_CE_BITS) == ECN_CE_BITS ||
 	    qp->trigger.m == MRC_M_ALWAYS_SKIP ||
 	    ++qp->pkts_since_sack >= MRC_ACK_EVERY) {
@@ -469,7 +476,7 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 		return;
 	}
 	/*
-	 * An ack request is answered once the receive batch is placed
+	 * An in-order ack request is answered once the receive batch is placed
 	 * (send_owed_sacks): one SACK for all the requests of the batch (a
 	 * WRITE of one packet asks for one, so 16 small WRITEs arriving
 	 * together drew 16 SACKs). Its trigger is the newest packet, whose
