@@ -56,16 +56,30 @@ static __always_inline int check_window(struct mrc_rx_state *rx, __u32 psn24)
 	__u32 psn = mrc_psn_extend(cack, psn24);
 
 	if (mrc_psn_before(cack, psn) &&
-	    (psn - cack >= mpr || mpr > MRC_WINDOW_MAX)) {
-		WRITE_ONCE(rx->sack_pending, 1);
+	    (psn - cack >= mpr || mpr > MRC_WINDOW_MAX))
 		return MRC_DROP_OUT_OF_WINDOW;
-	}
 	/* Only in-window PSNs own their bitmap slot. */
-	if (!mrc_psn_before(cack, psn) || bitmap_test(rx->placed, psn)) {
-		WRITE_ONCE(rx->sack_pending, 1);
+	if (!mrc_psn_before(cack, psn) || bitmap_test(rx->placed, psn))
 		return MRC_DROP_DUPLICATE;
-	}
 	return MRC_DROP_NONE;
+}
+
+/*
+ * A dropped duplicate or out-of-window packet: libmrc owes the sender a
+ * SACK (its last one may be lost). The first since libmrc last sent one
+ * (sack_pending 0 -> 1) writes SACK_DUE to the owner's ring, whose epoll
+ * wakes a context asleep in its idle wait: nothing else would until its
+ * longest sleep, and the sender may be waiting for that very SACK.
+ */
+static __always_inline void owe_sack(const struct mrc_qp_info *info,
+				     struct mrc_rx_state *rx, __u32 qpn)
+{
+	struct mrc_event evt = { .type = MRC_EVT_SACK_DUE, .qpn = qpn };
+
+	if (READ_ONCE(rx->sack_pending) ||
+	    __sync_val_compare_and_swap(&rx->sack_pending, 0, 1) != 0)
+		return;
+	emit_event(info, &evt);
 }
 
 /*
@@ -110,8 +124,10 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		if (!rx)
 			return count_qp_drop(slot, MRC_DROP_UNKNOWN_QP);
 		reason = check_window(rx, p->psn);
-		if (reason)
+		if (reason) {
+			owe_sack(info, rx, p->qpn);
 			return count_qp_drop(slot, reason);
+		}
 		/* A trimmed header has nothing to place: NACK it from here. */
 		reason = answer_trimmed(p, slot, info, rx);
 		if (reason != TRIM_NOT_TRIMMED)

@@ -734,6 +734,8 @@ enum mrc_event_type {
 	MRC_EVT_LOSS		= 2,	/* resend psn (SACK hole or NACK) */
 	MRC_EVT_QP_FATAL	= 3,	/* the peer refused: QP to ERROR */
 	MRC_EVT_WINDOW		= 4,	/* a full window opened (wakes libmrc) */
+	MRC_EVT_SACK_DUE	= 5,	/* XDP dropped a duplicate: a SACK is owed
+					 * (sack_pending 0 -> 1; wakes libmrc) */
 };
 
 struct mrc_event {

@@ -16,7 +16,8 @@
  *  - Progress is driven by the caller: mrc_poll_cq() sends queued packets,
  *    places received data, answers with SACKs and runs retransmission
  *    timers for every QP of the context. An application that waits must
- *    keep polling (as with a busy-polling verbs provider).
+ *    keep polling; when nothing moves, mrc_poll_cq() itself spins briefly
+ *    and then sleeps until there is work (see mrc_add_wait_fd).
  *  - A context is not thread-safe: use one per thread.
  *  - mrcd must be running on the host: libmrc finds the fast path's maps
  *    pinned under /sys/fs/bpf/mrc/.
@@ -103,6 +104,12 @@ struct mrc_cq *mrc_create_cq(struct mrc_context *ctx, int depth);
 int mrc_destroy_cq(struct mrc_cq *cq);
 /* Up to `n` completions; returns how many (0 if none) or -errno. */
 int mrc_poll_cq(struct mrc_cq *cq, int n, struct mrc_wc *wc);
+/*
+ * When nothing is in flight, mrc_poll_cq() may sleep (up to 20 ms) until a
+ * packet or event arrives. A file descriptor of the application's (e.g.
+ * its control socket) added here ends such a sleep when it is readable.
+ */
+int mrc_add_wait_fd(struct mrc_context *ctx, int fd);
 const char *mrc_wc_status_str(enum mrc_wc_status status);
 
 /* ---- queue pairs ------------------------------------------------------- */
@@ -268,6 +275,23 @@ int mrc_get_async_event(struct mrc_context *ctx, struct mrc_async_event *ev);
 
 /* ---- transport statistics of one QP ------------------------------------ */
 
+/*
+ * How a context waited inside mrc_poll_cq() (all its QPs): a round that
+ * finds nothing to do starts an idle spell; the context polls (spins) for
+ * a short, adaptive time, then sleeps in epoll until an event, a packet,
+ * a wait fd (mrc_add_wait_fd), a pace or retransmission deadline.
+ */
+struct mrc_wait_stats {
+	uint64_t spins;			/* rounds that found nothing to do */
+	uint64_t spin_ns;		/* time spent in them, before work or a sleep */
+	uint64_t sleeps;		/* epoll sleeps */
+	uint64_t sleep_ns;		/* time asleep */
+	uint64_t woken;			/* sleeps ended by a packet, event or wait fd */
+	uint64_t pace_sleeps;		/* sleeps until a pacing deadline */
+	uint64_t spin_limit_ns;		/* the spin budget now (adaptive) */
+	uint64_t yields;		/* sched_yield() calls while spinning */
+};
+
 struct mrc_qp_counters {
 	uint64_t tx_packets, tx_bytes, tx_retransmits;
 	uint64_t timeouts, fast_retransmits;
@@ -279,7 +303,7 @@ struct mrc_qp_counters {
 	uint64_t retx_bytes;		/* payload bytes resent */
 	uint32_t cc_slot;		/* the QP's window: 1-based mrc_cc_view slot, 0 none */
 	uint32_t pad;
-	uint64_t cc_sleeps;		/* the context slept on full windows (all its QPs) */
+	uint64_t cc_sleeps;		/* = wait.sleeps (all its QPs) */
 	uint64_t cc_paced;		/* sends the pacing held back (window had room) */
 	uint64_t rx_truncated;		/* the context dropped datagrams over its receive
 					 * buffer (MSG_TRUNC), unplaced (all its QPs) */
@@ -289,6 +313,9 @@ struct mrc_qp_counters {
 					 * drops as BAD_KEY) */
 	uint64_t sack_reneges;		/* timeouts that found snd_una SACKed yet not
 					 * cumulatively acked, and resent it anyway */
+	uint64_t sacks_coalesced;	/* ack requests answered by a later SACK of the
+					 * same receive batch */
+	struct mrc_wait_stats wait;	/* the context's waits (all its QPs) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

@@ -387,7 +387,7 @@ static void check_event(const struct fz_snap *b, const struct fz_snap *a,
 	int i = qp_index(e->qpn);
 	const struct mrc_tx_state *ta, *tb;
 
-	if (i < 0 || e->type < MRC_EVT_COMPLETION || e->type > MRC_EVT_WINDOW) {
+	if (i < 0 || e->type < MRC_EVT_COMPLETION || e->type > MRC_EVT_SACK_DUE) {
 		fail(rep, "event_legal", "type %u for qp %u", e->type, e->qpn);
 		return;
 	}

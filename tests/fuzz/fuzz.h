@@ -174,7 +174,7 @@ struct fz_result {
 	__u64 frames;		/* frames run */
 	__u64 runs_refused;	/* bpf_prog_test_run refused the frame (size) */
 	__u64 verdicts[8];	/* XDP verdicts 0..4, TC: OK, SHOT, REDIRECT */
-	__u64 events[5];	/* context-ring events by type (how deep frames got) */
+	__u64 events[6];	/* context-ring events by type (how deep frames got) */
 	__u64 ev_events;	/* EV state changes XDP reported */
 	double seconds;
 	double cpu_seconds;	/* user + system time of the process (test_run included) */

@@ -160,7 +160,7 @@ static int run_and_check(const struct fz_prog *p, const __u8 *frame, size_t len,
 	run_prog(p->fd, frame, len, 1, r);
 	take_events(&e);
 	for (i = 0; i < e.n; i++)
-		res->events[e.ev[i].type < 5 ? e.ev[i].type : 0]++;
+		res->events[e.ev[i].type < 6 ? e.ev[i].type : 0]++;
 	res->ev_events += (__u64)e.n_eve;
 	fz_snapshot(m, after, 1);
 	rep->n = 0;

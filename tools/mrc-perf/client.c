@@ -256,6 +256,9 @@ static int client_exchange(struct client *c)
 
 	set_socket_timeouts(c->ctl.fd, ms < EXCHANGE_TIMEOUT_MS ? ms : EXCHANGE_TIMEOUT_MS);
 	ret = mrc_conn_exchange(c->ctl.fd, &c->local, &c->remote);
+	/* A control message ends libmrc's idle sleeps. */
+	if (!ret)
+		ret = mrc_add_wait_fd(c->ctx, c->ctl.fd);
 	if (ret) {
 		if (client_check_alive(c, "exchanging QP parameters"))
 			return -1;
@@ -307,33 +310,47 @@ static int client_bring_up_qp(struct client *c)
 }
 
 /*
- * --idle: the QP is up and nothing is posted. Poll the CQ as an idle
- * application must (mrc.h: libmrc progresses only there; it sleeps when
- * no QP has anything to do), peek at the control socket now and then (the
- * server may fail), until the time is up.
+ * The QP is up and nothing is posted (--idle, --linger-s). Poll the CQ as
+ * an idle application must (mrc.h: libmrc progresses only there; it
+ * sleeps when no QP has anything to do), peek at the control socket now
+ * and then (the server may fail), until the time is up.
  */
-static int client_idle(struct client *c)
+static int client_stay_idle(struct client *c, uint32_t seconds, const char *what)
 {
-	uint64_t end = now_ns() + (uint64_t)c->o->idle_s * NSEC_PER_SEC;
+	uint64_t end = now_ns() + (uint64_t)seconds * NSEC_PER_SEC;
 	unsigned int spins = 0;
 	struct ctl_msg m;
 	int ret;
 
-	report("idle for %u s", c->o->idle_s);
-	while (now_ns() < end) {
-		if (client_idle_progress(c) || client_check_alive(c, "idle"))
+	report("%s for %u s", what, seconds);
+	while (!stop_requested && now_ns() < end) {
+		if (client_idle_progress(c) || client_check_alive(c, what))
 			return -1;
 		if (++spins % CTL_PEEK_EVERY)
 			continue;
 		ret = ctl_poll(&c->ctl, &m);
 		if (ret < 0)
-			return client_ctl_fail(c, ret, "idle");
+			return client_ctl_fail(c, ret, what);
 		if (ret == 1)
 			return client_fail(c, m.type == CTL_ERROR ? "server error: %s" :
 					   "protocol error: the server sent %s while idle",
 					   m.type == CTL_ERROR ? m.text : ctl_type_name(m.type));
 	}
 	return 0;
+}
+
+/* --idle: connected, no transfer at all: what an idle QP costs. */
+static int client_idle(struct client *c)
+{
+	return client_stay_idle(c, c->o->idle_s, "idle");
+}
+
+/* --linger-s: after the transfer, connected and idle: libmrc must sleep. */
+static int client_linger(struct client *c)
+{
+	if (!c->o->linger_s)
+		return 0;
+	return client_stay_idle(c, c->o->linger_s, "linger");
 }
 
 /* The end: every immediate the server saw, in order, none missing. */
@@ -415,7 +432,8 @@ int run_client(const struct opts *o)
 		c->started = true;
 		if (!(c->o->idle_s ? client_idle(c) : client_run_sizes(c))) {
 			cc_timeline_end(c);
-			client_done(c);
+			if (!client_linger(c))
+				client_done(c);
 		}
 	}
 	cc_timeline_end(c);

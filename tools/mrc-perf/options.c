@@ -24,7 +24,7 @@ static const char usage_text[] =
 "      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
 "      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
-"      [--cc-timeline FILE] [--idle S]\n"
+"      [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
 "  " PROG " --help\n"
 "\n"
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
@@ -76,6 +76,9 @@ static const char usage_text[] =
 "                  seconds (polling the CQ as an idle application must),\n"
 "                  then end cleanly: what an idle QP costs. Less than\n"
 "                  --timeout-s; not with --verify or --imm\n"
+"  --linger-s S    after the last WRITE, stay connected S seconds (0..60)\n"
+"                  with the QP idle, still polling (what an idle QP costs:\n"
+"                  --json \"wait\" counts its spins and sleeps)\n"
 "Exit status: 0 ok, 1 run-time failure, 2 usage error.\n";
 
 /*
@@ -87,7 +90,7 @@ enum {
 	OPT_ONCE, OPT_TIMELINE,
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
-	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE,
+	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE, OPT_LINGER_S,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +116,7 @@ static const struct option long_opts[] = {
 	{ "timeout-s", required_argument, NULL, OPT_TIMEOUT_S },
 	{ "cc-timeline", required_argument, NULL, OPT_CC_TIMELINE },
 	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "linger-s", required_argument, NULL, OPT_LINGER_S },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -254,6 +258,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 	case OPT_TIMEOUT_S:
 		o->timeout_s = (uint32_t)parse_number("--timeout-s", arg, 1,
 						      MAX_TIMEOUT_S);
+		break;
+	case OPT_LINGER_S:
+		o->linger_s = (uint32_t)parse_number("--linger-s", arg, 0, 60);
 		break;
 	case OPT_CC_TIMELINE:
 		if (!*arg)

@@ -121,6 +121,7 @@ struct opts {
 	uint8_t ack_timeout, retry_cnt, exp_retry_cnt, mpr_units;
 	uint32_t timeout_s;
 	uint32_t idle_s;		/* client: connected, idle this long; 0 = a run */
+	uint32_t linger_s;		/* client: idle, connected, before DONE */
 };
 
 /* Parse the command line into `o`; usage errors and --help exit. */
@@ -203,6 +204,8 @@ int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 
 /* "null" or the string: the JSON "error" field of both roles (report.c). */
 void json_error(FILE *f, const char *err);
+/* ", \"wait\": {...}": how libmrc's context waited (mrc_wait_stats). */
+void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt);
 
 /* ==================================================================== the two roles */
 

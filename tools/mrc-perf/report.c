@@ -83,6 +83,19 @@ static void client_print_cc_json(const struct client *c)
 	printf(", \"tx_retransmits\": %" PRIu64 "}", (uint64_t)c->cnt.tx_retransmits);
 }
 
+void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt)
+{
+	const struct mrc_wait_stats *w = &cnt->wait;
+
+	fprintf(f, ", \"wait\": {\"spins\": %" PRIu64 ", \"spin_ns\": %" PRIu64
+		", \"sleeps\": %" PRIu64 ", \"sleep_ns\": %" PRIu64 ", \"woken\": %" PRIu64
+		", \"pace_sleeps\": %" PRIu64 ", \"yields\": %" PRIu64
+		", \"spin_limit_ns\": %" PRIu64 "}",
+		(uint64_t)w->spins, (uint64_t)w->spin_ns, (uint64_t)w->sleeps,
+		(uint64_t)w->sleep_ns, (uint64_t)w->woken, (uint64_t)w->pace_sleeps,
+		(uint64_t)w->yields, (uint64_t)w->spin_limit_ns);
+}
+
 void client_print_json(const struct client *c)
 {
 	const struct size_result *r;
@@ -116,6 +129,7 @@ void client_print_json(const struct client *c)
 	       (uint64_t)c->cnt.cc_paced, (uint64_t)c->cnt.cc_sleeps, c->cctl.t0_ns,
 	       c->o->idle_s);
 	client_print_cc_json(c);
+	json_wait_stats(stdout, &c->cnt);
 	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");

@@ -277,6 +277,9 @@ static int session_connect_qp(struct session *s)
 	int ret;
 
 	ret = mrc_conn_exchange(s->ctl.fd, &s->local, &s->remote);
+	/* A control message ends libmrc's idle sleeps (closing the fd removes it). */
+	if (!ret)
+		ret = mrc_add_wait_fd(s->ctx, s->ctl.fd);
 	if (ret)
 		/* The stream is mid-exchange: an ERROR would only confuse it. */
 		return session_fail(s, false, "QP parameter exchange failed: %s",
@@ -567,9 +570,13 @@ static void session_report(struct session *s)
 	json_string(stdout, s->peer_str);
 	printf(", \"bytes_received\": %" PRIu64 ", \"imm_received\": %" PRIu64
 	       ", \"imm_in_order\": %s, \"region_modified\": %s"
-	       ", \"timeline_t0_ns\": %" PRIu64 ", \"error\": ",
+	       ", \"timeline_t0_ns\": %" PRIu64,
 	       (uint64_t)cnt.rx_bytes, s->imm_count, s->imm_in_order ? "true" : "false",
 	       modified ? "true" : "false", s->tl.t0_ns);
+	printf(", \"sacks_sent\": %" PRIu64 ", \"sacks_coalesced\": %" PRIu64,
+	       (uint64_t)cnt.sacks_sent, (uint64_t)cnt.sacks_coalesced);
+	json_wait_stats(stdout, &cnt);
+	printf(", \"error\": ");
 	json_error(stdout, s->error);
 	printf("}\n");
 	fflush(stdout);

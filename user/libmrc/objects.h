@@ -128,6 +128,7 @@ struct mrc_qp {
 	uint64_t *recv_wr;		/* posted receives, ring */
 	uint32_t recv_cap, recv_head, recv_tail;
 	uint32_t pkts_since_sack;
+	uint32_t acks_requested;	/* ACK_REQs the next SACK answers (recv.c) */
 	uint32_t sack_hole_off;		/* the last hole window shown, from cack + 1 */
 	bool sack_due;
 	struct {			/* what the next SACK echoes */
@@ -173,13 +174,23 @@ struct mrc_context {
 
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
 	uint64_t rx_truncated;		/* datagrams over them, dropped (recv.c) */
-	unsigned int idle_polls;	/* progress.c */
 	int idle_epfd;			/* what ends an idle sleep (progress.c) */
+	/*
+	 * The idle wait (progress.c): when the current idle spell began (0 =
+	 * the last round did work), how long a spell is spun before sleeping
+	 * (adapted to the spells seen), and what the waits cost, for
+	 * mrc_qp_counters (mrc_wait_stats in mrc.h).
+	 */
+	uint64_t idle_since_ns;
+	uint64_t spin_from_ns;		/* the spin's start (the spell's, or the last wakeup) */
+	uint64_t spin_limit_ns;
+	unsigned int deaf_rounds;	/* rounds in a row that read nothing */
+	bool woke_from_sleep;		/* the spell's last spin began at a wakeup */
+	struct mrc_wait_stats wait;
 
 	/* congestion windows (cc.c) */
 	struct mrc_cc_view *cc_view;	/* mmapped mrc_cc_view */
 	struct mrc_cc_group cc[MRC_MAX_CC];
-	uint64_t cc_sleeps;
 
 	struct mrc_async_event async[64];
 	uint32_t async_head, async_tail;

@@ -23,13 +23,33 @@
 #include "recv.h"
 #include "send.h"
 
-/* Longest sleep on a full window: the retransmission timer must still run. */
+/* Longest sleep with packets queued or out: the retransmission timer must run. */
 #define CC_MAX_SLEEP_NS		1000000ull
+/*
+ * Longest sleep with nothing queued or out anywhere: only a packet, an
+ * event or a wait fd (mrc_add_wait_fd) can bring work, and each of them
+ * ends the sleep; the bound only keeps mrc_poll_cq() returning now and then.
+ */
+#define IDLE_MAX_SLEEP_NS	20000000ull
+/*
+ * The spin before a sleep: a sleep and its wakeup cost a few microseconds
+ * of CPU (and as much latency), so a spell that is likely to end sooner is
+ * spun through. The budget adapts between SPIN_MIN_NS and SPIN_MAX_NS: it
+ * doubles when the spin found work, or when a sleep was ended by a packet
+ * or an event sooner than the budget (spinning on would have caught it),
+ * and halves when a sleep ran longer (the spin was wasted: an idle QP soon
+ * spins a microsecond per wakeup).
+ */
+#define SPIN_MIN_NS		1000ull
+#define SPIN_MAX_NS		20000ull
+#define SPIN_START_NS		SPIN_MAX_NS
 /*
  * A pace gap shorter than PACE_SPIN_NS is waited out by polling, not by
  * sleeping (a timer wakeup costs about that much).
  */
 #define PACE_SPIN_NS		20000ull
+/* Rounds in a row that read nothing before a sched_yield() (yield_if_deaf). */
+#define SPIN_YIELD_EVERY	16u
 
 /* ---- the event ring ---------------------------------------------------- */
 
@@ -49,11 +69,12 @@ int mrc_progress_open_ring(struct mrc_context *ctx)
 	return 0;
 }
 
-/* The event ring and the socket: what can end a sleep on a full window. */
+/* The event ring and the socket: what can end an idle sleep. */
 int mrc_progress_open_waits(struct mrc_context *ctx)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	ctx->spin_limit_ns = SPIN_START_NS;
 	ctx->idle_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctx->idle_epfd < 0)
 		return -errno;
@@ -63,6 +84,17 @@ int mrc_progress_open_waits(struct mrc_context *ctx)
 	ev.data.fd = ctx->sock;
 	if (epoll_ctl(ctx->idle_epfd, EPOLL_CTL_ADD, ctx->sock, &ev))
 		return -errno;
+	return 0;
+}
+
+int mrc_add_wait_fd(struct mrc_context *ctx, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (!ctx || fd < 0 || ctx->idle_epfd < 0)
+		return mrc_err(EINVAL);
+	if (epoll_ctl(ctx->idle_epfd, EPOLL_CTL_ADD, fd, &ev))
+		return mrc_err(errno);
 	return 0;
 }
 
@@ -84,7 +116,10 @@ static bool context_wants_cpu(struct mrc_context *ctx)
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 
-		if (qp && (qp->sack_due || mrc_tx_wants_cpu(qp)))
+		/* sack_pending: XDP dropped a duplicate, a SACK is owed. */
+		if (qp && (qp->sack_due ||
+			   __atomic_load_n(&qp->rx->sack_pending, __ATOMIC_RELAXED) ||
+			   mrc_tx_wants_cpu(qp)))
 			return true;
 	}
 	return false;
@@ -93,12 +128,14 @@ static bool context_wants_cpu(struct mrc_context *ctx)
 /*
  * Ask XDP to wake us on the next ack for every window with a QP that has
  * packets queued or out (an ack may open the MPR window or the cwnd, or
- * complete something), and find the nearest retransmission deadline.
+ * complete something), and find the nearest deadline: a retransmission
+ * timer or a paced send (*paced says it is the pace's). 0: do not sleep.
  */
-static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now)
+static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 {
-	uint64_t sleep_ns = CC_MAX_SLEEP_NS, deadline;
+	uint64_t sleep_ns = IDLE_MAX_SLEEP_NS, deadline;
 
+	*paced = false;
 	for (int i = 0; i < MRC_MAX_QPS; i++) {
 		struct mrc_qp *qp = ctx->qps[i];
 
@@ -107,51 +144,127 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now)
 		if (mrc_cc_pace_deadline(qp, &deadline)) {
 			if (deadline <= now + PACE_SPIN_NS)
 				return 0;
-			if (deadline - now < sleep_ns)
+			if (deadline - now < sleep_ns) {
 				sleep_ns = deadline - now;
+				*paced = true;
+			}
 		}
 		if (!mrc_tx_deadline(qp, &deadline))
 			continue;
 		mrc_cc_arm_wakeup(qp);
 		if (deadline <= now)
 			return 0;
-		if (deadline - now < sleep_ns)
+		if (sleep_ns > CC_MAX_SLEEP_NS)
+			sleep_ns = CC_MAX_SLEEP_NS;
+		if (deadline - now < sleep_ns) {
 			sleep_ns = deadline - now;
+			*paced = false;
+		}
 	}
 	return sleep_ns;
 }
 
-/*
- * Nothing arrived for a while and no QP can do anything: sleep until XDP
- * says an ack came for a waiting window (a WINDOW event) or writes any
- * other event, a packet arrives for the socket, or, at the latest, the
- * nearest retransmission deadline or CC_MAX_SLEEP_NS. Busy polling on a
- * full window would take the CPU from the very softirq that carries the
- * acks (and, in a lab, from the other hosts). Returns true when it slept.
- */
-static bool idle_wait(struct mrc_context *ctx)
+/* The spin budget after a spin that paid (or not): see SPIN_MIN_NS. */
+static void adapt_spin(struct mrc_context *ctx, bool spin_paid)
 {
-	struct epoll_event ev[2];
+	uint64_t limit = ctx->spin_limit_ns;
+
+	if (spin_paid)
+		limit = limit * 2 < SPIN_MAX_NS ? limit * 2 : SPIN_MAX_NS;
+	else
+		limit = limit / 2 > SPIN_MIN_NS ? limit / 2 : SPIN_MIN_NS;
+	ctx->spin_limit_ns = limit;
+}
+
+/*
+ * No QP can do anything: sleep until XDP says an ack came for a waiting
+ * window (a WINDOW event) or writes any other event, a packet arrives for
+ * the socket, a wait fd is readable, or, at the latest, the nearest
+ * deadline (arm_wakeups). Busy polling on a full window would take the
+ * CPU from the very softirq that carries the acks (and, in a lab, from the
+ * other hosts). Returns true when it slept.
+ */
+static bool idle_wait(struct mrc_context *ctx, uint64_t now)
+{
+	struct epoll_event ev[4];
 	struct timespec ts;
-	uint64_t sleep_ns;
+	uint64_t sleep_ns, slept;
+	bool paced;
+	int n;
 
 	if (ctx->idle_epfd < 0 || context_wants_cpu(ctx))
 		return false;
-	sleep_ns = arm_wakeups(ctx, mrc_now_ns());
+	sleep_ns = arm_wakeups(ctx, now, &paced);
 	/* An ack between our look and the flags woke nobody: look again. */
 	if (!sleep_ns || context_wants_cpu(ctx)) {
 		mrc_cc_disarm_wakeups(ctx);
 		return false;
 	}
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)sleep_ns;
-	epoll_pwait2(ctx->idle_epfd, ev, 2, &ts, NULL);
+	ts.tv_sec = (time_t)(sleep_ns / 1000000000ull);
+	ts.tv_nsec = (long)(sleep_ns % 1000000000ull);
+	n = epoll_pwait2(ctx->idle_epfd, ev, 4, &ts, NULL);
 	mrc_cc_disarm_wakeups(ctx);
-	ctx->cc_sleeps++;
+	slept = mrc_now_ns() - now;
+	ctx->wait.sleeps++;
+	ctx->wait.sleep_ns += slept;
+	if (n > 0)
+		ctx->wait.woken++;
+	adapt_spin(ctx, n > 0 && slept < ctx->spin_limit_ns);
+	if (paced)
+		ctx->wait.pace_sleeps++;
 	return true;
 }
 
+/*
+ * A round did work: the idle spell (if any) is over. Work found while
+ * spinning (not just after a wakeup) means the spin paid.
+ */
+static void end_idle_spell(struct mrc_context *ctx)
+{
+	uint64_t now;
+
+	if (!ctx->idle_since_ns)
+		return;
+	now = mrc_now_ns();
+	ctx->wait.spin_ns += now - ctx->spin_from_ns;
+	if (!ctx->woke_from_sleep)
+		adapt_spin(ctx, true);
+	ctx->idle_since_ns = 0;
+}
+
+/*
+ * A round found nothing to do: spin on while the spell is younger than
+ * the budget, then sleep if no QP can do anything (else yield).
+ */
+static void idle_round(struct mrc_context *ctx)
+{
+	uint64_t now = mrc_now_ns();
+
+	ctx->wait.spins++;
+	if (!ctx->idle_since_ns) {
+		ctx->idle_since_ns = ctx->spin_from_ns = now;
+		ctx->woke_from_sleep = false;
+	}
+	if (now - ctx->spin_from_ns < ctx->spin_limit_ns)
+		return;
+	ctx->wait.spin_ns += now - ctx->spin_from_ns;
+	if (idle_wait(ctx, now)) {
+		ctx->woke_from_sleep = true;
+	} else {
+		sched_yield();
+		ctx->wait.yields++;
+	}
+	ctx->spin_from_ns = mrc_now_ns();
+}
+
 /* ---- the poll loop ----------------------------------------------------- */
+
+/* What a QP put on the wire so far: a round that grew it did work. */
+static uint64_t qp_output(const struct mrc_qp *qp)
+{
+	return qp->counters.tx_packets + qp->counters.sacks_sent +
+	       qp->counters.nacks_sent;
+}
 
 /* One QP's turn: SACKs it owes, then its sends and timers. */
 static void drive_qp(struct mrc_context *ctx, struct mrc_qp *qp)
@@ -170,31 +283,48 @@ static void drive_qp(struct mrc_context *ctx, struct mrc_qp *qp)
 	mrc_tx_progress(qp);
 }
 
+/*
+ * Every SPIN_YIELD_EVERY rounds in a row that read nothing (no event, no
+ * packet), sending or not, let the kernel's softirq and NAPI threads run:
+ * they carry our own packets and acks, and on few cores a sender that
+ * never yields starves them (acks late, RTT samples and timers off).
+ */
+static void yield_if_deaf(struct mrc_context *ctx, bool input)
+{
+	if (input) {
+		ctx->deaf_rounds = 0;
+		return;
+	}
+	if (++ctx->deaf_rounds % SPIN_YIELD_EVERY)
+		return;
+	sched_yield();
+	ctx->wait.yields++;
+}
+
 /* Drive every QP of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
-	bool busy = ring_buffer__consume(ctx->ring) > 0;
+	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
 
-	busy |= mrc_rx_progress(ctx) > 0;
-	for (int i = 0; i < MRC_MAX_QPS; i++)
-		if (ctx->qps[i])
-			drive_qp(ctx, ctx->qps[i]);
-	ring_buffer__consume(ctx->ring);
-	if (busy) {
-		ctx->idle_polls = 0;
-		return;
+	input |= mrc_rx_progress(ctx) > 0;
+	busy = input;
+	for (int i = 0; i < MRC_MAX_QPS; i++) {
+		struct mrc_qp *qp = ctx->qps[i];
+		uint64_t before;
+
+		if (!qp)
+			continue;
+		before = qp_output(qp);
+		drive_qp(ctx, qp);
+		if (qp_output(qp) != before)
+			busy = true;
 	}
-	if (++ctx->idle_polls < 16)
-		return;
-	/*
-	 * Nothing arrived for a while: sleep when no QP can do anything (XDP
-	 * or the socket wakes us), otherwise let the kernel's softirq and
-	 * NAPI threads run, they carry our packets (busy polling on few
-	 * cores otherwise starves them).
-	 */
-	if (!idle_wait(ctx))
-		sched_yield();
-	ctx->idle_polls = 0;
+	busy |= ring_buffer__consume(ctx->ring) > 0;
+	yield_if_deaf(ctx, input);
+	if (busy)
+		end_idle_spell(ctx);
+	else
+		idle_round(ctx);
 }
 
 int mrc_poll_cq(struct mrc_cq *cq, int n, struct mrc_wc *wc)

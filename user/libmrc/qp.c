@@ -448,7 +448,9 @@ int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out)
 		return mrc_err(EINVAL);
 	*out = qp->counters;
 	out->cc_slot = mrc_cc_slot(qp);
-	out->cc_sleeps = qp->ctx->cc_sleeps;
+	out->wait = qp->ctx->wait;
+	out->wait.spin_limit_ns = qp->ctx->spin_limit_ns;
+	out->cc_sleeps = qp->ctx->wait.sleeps;
 	out->rx_truncated = qp->ctx->rx_truncated;
 	return 0;
 }

@@ -170,6 +170,9 @@ static void send_sack(struct mrc_qp *qp)
 	});
 	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.sacks_sent++;
+	if (qp->acks_requested > 1)
+		qp->counters.sacks_coalesced += qp->acks_requested - 1;
+	qp->acks_requested = 0;
 	qp->sack_due = false;
 	qp->pkts_since_sack = 0;
 	qp->trigger.m = MRC_M_NONE;
@@ -221,6 +224,7 @@ void mrc_rx_reset(struct mrc_qp *qp)
 	qp->rcv_bytes = 0;
 	qp->imm_reserved = 0;
 	qp->pkts_since_sack = 0;
+	qp->acks_requested = 0;
 	qp->sack_due = false;
 	memset(qp->imm_pending, 0, MRC_BITMAP_WORDS * sizeof(uint64_t));
 	memset(rx->placed, 0, sizeof(rx->placed));
@@ -391,6 +395,7 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	const struct mrc_reth *reth;
 	uint16_t ts = 0;
 	uint32_t psn, plen;
+	bool in_order;
 
 	if (p->len < hlen)
 		return;
@@ -440,27 +445,45 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	qp->counters.rx_packets++;
 	qp->counters.rx_bytes += plen;
 	qp->rcv_bytes += plen;
-	if (psn != qp->rcv_cack + 1) {
+	in_order = psn == qp->rcv_cack + 1;
+	if (!in_order) {
 		qp->ooo_count++;
 		qp->sack_due = true;
 	}
 	if (mrc_psn_before(qp->rcv_highest, psn))
 		qp->rcv_highest = psn;
 	advance_cack(qp);
+	if (p->flags & MRC_BTH_F_ACK_REQ)
+		qp->acks_requested++;
 	/*
-	 * Answer now, not at the end of the batch: a SACK's bitmap covers the
-	 * last 64 PSNs, so SACKs at most 16 packets apart leave no PSN the
-	 * sender never hears about (and would resend for nothing).
+	 * Answered now, not at the end of the batch: a CE mark (the SACK
+	 * echoes the EV of the marked packet itself, so the sender steers
+	 * away from that path only) and the verdict; a retransmission (the
+	 * sender is recovering a loss); an ack request that arrived out of
+	 * order (the SACK is loss evidence, and the requester judges a hole
+	 * by how much later than it the trigger was sent: a later trigger,
+	 * the batch's last packet, made the incast's senders demote EVs for
+	 * reordering); and every MRC_ACK_EVERY packets (a
+	 * SACK's bitmap covers 64 PSNs, so SACKs at most 16 packets apart
+	 * leave no PSN the sender never hears about).
 	 */
-	/*
-	 * A CE mark is answered at once, so the SACK echoes the EV of the
-	 * marked packet itself: the sender steers away from that path only.
-	 */
-	if (p->flags & (MRC_BTH_F_ACK_REQ | MRC_BTH_F_RETX) ||
+	if (p->flags & MRC_BTH_F_RETX ||
+	    (!in_order && p->flags & MRC_BTH_F_ACK_REQ) ||
 	    (p->tos & ECN_CE_BITS) == ECN_CE_BITS ||
 	    qp->trigger.m == MRC_M_ALWAYS_SKIP ||
-	    ++qp->pkts_since_sack >= MRC_ACK_EVERY)
+	    ++qp->pkts_since_sack >= MRC_ACK_EVERY) {
 		send_sack(qp);
+		return;
+	}
+	/*
+	 * An in-order ack request is answered once the receive batch is placed
+	 * (send_owed_sacks): one SACK for all the requests of the batch (a
+	 * WRITE of one packet asks for one, so 16 small WRITEs arriving
+	 * together drew 16 SACKs). Its trigger is the newest packet, whose
+	 * hold time is the shortest: the RTT sample stays exact.
+	 */
+	if (p->flags & MRC_BTH_F_ACK_REQ)
+		qp->sack_due = true;
 }
 
 static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
@@ -543,6 +566,17 @@ static void prepare_batch(struct rx_batch *b)
 	}
 }
 
+/*
+ * The end of a receive batch: every SACK owed (ack requests, out of
+ * order arrivals, duplicates) goes now, one per QP.
+ */
+static void send_owed_sacks(struct mrc_context *ctx)
+{
+	for (int i = 0; i < MRC_MAX_QPS; i++)
+		if (ctx->qps[i])
+			mrc_rx_send_acks(ctx->qps[i]);
+}
+
 /* Take what the socket holds, a bounded number of batches per call. */
 int mrc_rx_progress(struct mrc_context *ctx)
 {
@@ -584,6 +618,7 @@ int mrc_rx_progress(struct mrc_context *ctx)
 
 			handle_packet(ctx, &p);
 		}
+		send_owed_sacks(ctx);
 		if (n < MRC_RX_BATCH)
 			break;
 	}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libmrc_test.h"
 
@@ -29,6 +30,7 @@ TEST_CASE(test_args, "libmrc.args")
 	struct mrc_conn_params cp;
 	struct sockaddr_storage addrs[4];
 	static uint8_t buf[4096];
+	int pfd[2];
 
 	memset(&qa, 0, sizeof(qa));
 	memset(&cp, 0, sizeof(cp));
@@ -163,6 +165,19 @@ TEST_CASE(test_args, "libmrc.args")
 		   "mrc_get_async_event(NULL ev)");
 	EXPECT_ERR(mrc_get_async_event(ctx, &ev), EAGAIN,
 		   "mrc_get_async_event(none pending)");
+
+	/* wait fds: any readable fd, once; not a bad or closed one */
+	EXPECT_ERR(mrc_add_wait_fd(NULL, 0), EINVAL, "mrc_add_wait_fd(NULL ctx)");
+	EXPECT_ERR(mrc_add_wait_fd(ctx, -1), EINVAL, "mrc_add_wait_fd(fd -1)");
+	if (ASSERT_EQ(pipe(pfd), 0, "pipe")) {
+		ASSERT_EQ(mrc_add_wait_fd(ctx, pfd[0]), 0, "mrc_add_wait_fd(pipe)");
+		EXPECT_ERR(mrc_add_wait_fd(ctx, pfd[0]), EEXIST,
+			   "mrc_add_wait_fd(the same fd again)");
+		close(pfd[0]);
+		close(pfd[1]);
+		EXPECT_ERR(mrc_add_wait_fd(ctx, pfd[0]), EBADF,
+			   "mrc_add_wait_fd(closed fd)");
+	}
 
 	/* connection set-up */
 	EXPECT_ERR(mrc_conn_exchange(-1, &cp, &cp), EINVAL,

@@ -260,3 +260,55 @@ TEST_CASE(test_probe_steered, "mrc.probe_steered")
 	expect_xdp_drop(&r);
 	expect_drops(&want);
 }
+
+/*
+ * A duplicate or out-of-window DATA owes the sender a SACK. The first
+ * one since libmrc last sent a SACK (sack_pending 0 -> 1) writes SACK_DUE
+ * to the owner's ring, which wakes a context asleep in its idle wait; the
+ * next ones, with the SACK still owed, write nothing (one wakeup per SACK).
+ */
+TEST_CASE(test_duplicate_wakes_owner, "mrc.duplicate_wakes_owner")
+{
+	struct data_spec dup = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK, 64);
+	struct data_spec far = dspec(MRC_OP_WRITE_MIDDLE, RX_CACK + RX_MPR + 1, 64);
+	struct data_spec fresh = dspec(MRC_OP_WRITE_ONLY, RX_CACK + 1, 64);
+	struct hdrs h = rx4();
+	struct mrc_rx_state rx;
+	__u8 pkt[PKT_MAX];
+	size_t len;
+	struct run r;
+
+	setup_qp(1);
+	drain_events();
+	len = data_frame(pkt, &h, &fresh);
+	run_xdp(pkt, len, &r);
+	expect_steered(&r, pkt, len);
+	ASSERT_EQ(drain_events(), 0, "new DATA: no event");
+
+	len = data_frame(pkt, &h, &dup);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	get_rx(&rx);
+	ASSERT_EQ(rx.sack_pending, 1, "duplicate: SACK owed");
+	ASSERT_EQ(drain_events(), 1, "duplicate: one event");
+	expect_event(0, MRC_EVT_SACK_DUE, 0, 0, 0);
+
+	/* Still owed: no second wakeup, duplicate or out of window. */
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	len = data_frame(pkt, &h, &far);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(drain_events(), 0, "SACK still owed: no event");
+
+	/* libmrc sent its SACK (cleared the flag): the next one wakes it again. */
+	get_rx(&rx);
+	rx.sack_pending = 0;
+	put_rx(&rx);
+	run_xdp(pkt, len, &r);
+	expect_xdp_drop(&r);
+	get_rx(&rx);
+	ASSERT_EQ(rx.sack_pending, 1, "out of window: SACK owed");
+	ASSERT_EQ(drain_events(), 1, "out of window after the SACK: one event");
+	expect_event(0, MRC_EVT_SACK_DUE, 0, 0, 0);
+}

@@ -58,12 +58,13 @@ static void print_result(const struct fz_opts *o, const struct fz_result *res)
 	       (unsigned long long)res->verdicts[4], (unsigned long long)res->verdicts[5],
 	       (unsigned long long)res->verdicts[6], (unsigned long long)res->verdicts[7],
 	       (unsigned long long)res->runs_refused);
-	printf("  events: %llu completions, %llu losses, %llu fatal, %llu window; "
+	printf("  events: %llu completions, %llu losses, %llu fatal, %llu window, %llu sack-due; "
 	       "%llu EV state changes\n",
 	       (unsigned long long)res->events[MRC_EVT_COMPLETION],
 	       (unsigned long long)res->events[MRC_EVT_LOSS],
 	       (unsigned long long)res->events[MRC_EVT_QP_FATAL],
 	       (unsigned long long)res->events[MRC_EVT_WINDOW],
+	       (unsigned long long)res->events[MRC_EVT_SACK_DUE],
 	       (unsigned long long)res->ev_events);
 }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# How libmrc waits and acknowledges (issue 15), by its counters, not by
+# the clock: an idle connected QP sleeps (both ends) instead of polling,
+# and a responder answers the ack requests of a receive batch with one
+# SACK. The CPU these save is the benchmark's to measure (tools/bench).
+. "$(dirname "$0")/lib.sh"
+
+LAB_PREFIX=wts lab_up --hosts 2 --planes 2 --spines 2
+tmp=$(mktemp -d)
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+mrc_up "$tmp"
+
+# sj N FILTER: the server's JSON line of its Nth client (1-based).
+sj() { sed -n "${1}p" "$tmp/server.json" | jq -r "$2"; }
+# server_lines: how many clients the server has reported.
+server_lines() { awk 'END { print NR }' "$tmp/server.json"; }
+# wait_server_line N: the server's line of its Nth client (5 s at most).
+wait_server_line() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(server_lines)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "    no server line $1" >&2
+	return 1
+}
+
+# An idle connected QP: 2 s with nothing to send or receive. Both ends
+# must have spent most of it asleep in epoll (sleep_ns), in long sleeps
+# (nothing in flight: up to 20 ms each; the 1 ms bound of a QP with
+# packets out would take some 2000 of them).
+begin waits.idle_qp_sleeps
+check "transfer, then 2 s idle" client --size 64k --iters 64 --verify --linger-s 2
+check "verified" eq "$(cj .verified)" true
+check "client slept" test "$(cj .wait.sleeps)" -ge 1
+check "client asleep most of the linger (> 1 s)" \
+	test "$(cj .wait.sleep_ns)" -gt 1000000000
+check "client's sleeps are long (at most 400 in 2 s)" test "$(cj .wait.sleeps)" -le 400
+check "server reported" wait_server_line 1
+check "server slept" test "$(sj 1 .wait.sleeps)" -ge 1
+check "server asleep most of the linger (> 1 s)" \
+	test "$(sj 1 .wait.sleep_ns)" -gt 1000000000
+end
+
+# 4 KiB WRITEs, 16 outstanding: each is one packet asking for an ack.
+# Without coalescing the server sends a SACK per WRITE (4096); with it,
+# the requests of one receive batch share a SACK, and every WRITE still
+# completes and every byte arrives.
+begin waits.sacks_coalesced
+check "4096 small WRITEs" client --size 4096 --iters 4096 --depth 16 --verify
+check "verified" eq "$(cj .verified)" true
+check "server reported" wait_server_line 2
+sent=$(sj 2 .sacks_sent)
+coalesced=$(sj 2 .sacks_coalesced)
+check "some requests coalesced" test "$coalesced" -gt 0
+check "fewer SACKs than WRITEs" test "$sent" -lt 4096
+check "every request answered (sent + coalesced >= 4096)" \
+	test $((sent + coalesced)) -ge 4096
+end
