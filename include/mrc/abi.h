@@ -303,7 +303,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		2
+#define MRC_ABI_VERSION		3
 
 #define MRC_MAX_QPS		256
 #define MRC_MAX_CTX		64	/* processes using libmrc at once */
@@ -761,6 +761,12 @@ enum mrc_drop_reason {
 	MRC_DROP_STALE_ACK,	/* NACK of a PSN already acked */
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
 	MRC_DROP_BAD_KEY,	/* BTH key is not the QP's connection key */
+	/*
+	 * TC egress: a UDP GSO super-packet from the host whose segments are
+	 * not consecutive DATA packets of one QP (or too many): dropped
+	 * whole, before anything is logged.
+	 */
+	MRC_DROP_BAD_GSO,
 	MRC_DROP_REASONS,
 };
 
@@ -782,6 +788,7 @@ struct mrc_drop_stats {
 	__u64	stale_ack;
 	__u64	ring_full;
 	__u64	bad_key;
+	__u64	bad_gso;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
 
@@ -862,7 +869,23 @@ struct mrc_ev_profile_rec {
 	__u16	n_explicit;
 	struct mrc_ev_field_rec field[MRC_EV_MAX_FIELDS];
 	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
+	/*
+	 * Most packets of one EV that libmrc hands the kernel as one UDP GSO
+	 * super-packet (1..MRC_GSO_BURST_MAX; 1 = every packet on its own EV).
+	 * TC egress gives the whole burst one EV; the NIC, or the kernel at
+	 * the last hop, cuts it into ordinary packets.
+	 */
+	__u32	gso_burst;
 };
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 200 + 8 * MRC_MAX_EVS);
+
+/*
+ * UDP GSO bursts. The kernel takes at most UDP_MAX_SEGMENTS (64 on older
+ * kernels) segments and 64 KB per super-packet; TC egress walks the
+ * segments of one with a loop of at most MRC_GSO_BURST_MAX steps.
+ */
+#define MRC_GSO_BURST_MAX	64
+#define MRC_GSO_BURST_DEFAULT	16
 
 /* ---------------------------------------------------------------------- */
 /* Congestion control: NSCC (Ultra Ethernet), one window per destination   */

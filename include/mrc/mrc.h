@@ -289,6 +289,10 @@ struct mrc_qp_counters {
 					 * drops as BAD_KEY) */
 	uint64_t sack_reneges;		/* timeouts that found snd_una SACKed yet not
 					 * cumulatively acked, and resent it anyway */
+	uint64_t tx_gso_sends;		/* UDP GSO datagrams of 2 or more packets
+					 * (one EV each; EV profile gso_burst) */
+	uint64_t gso_fallbacks;		/* the kernel refused UDP_SEGMENT: the context
+					 * sends one packet a datagram from then on */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

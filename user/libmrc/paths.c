@@ -435,5 +435,6 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	evs.min_active = (uint16_t)(prof.ev_min_active < n ? prof.ev_min_active : n);
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
+	qp->gso_burst = prof.gso_burst;
 	return publish_ev_table(qp, &evs);
 }
