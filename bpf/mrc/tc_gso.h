@@ -25,6 +25,9 @@
 #include "parsing.h"
 #include "mrc/maps.h"
 
+/* What TC parses of a GSO skb: Ethernet, IPv6 (the longer), UDP, BTH. */
+#define TC_GSO_PULL_LEN	(14 + 40 + 8 + 12)
+
 struct gso_walk {
 	struct __sk_buff *skb;
 	struct mrc_send_log *log;
