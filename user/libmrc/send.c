@@ -712,6 +712,22 @@ static void reclaim_completions(struct mrc_qp *qp)
 	}
 }
 
+/*
+ * Packets per datagram this round: the EV profile's burst, within the
+ * congestion window's cap; 1 once the kernel refused UDP_SEGMENT.
+ */
+static uint32_t burst_of(const struct mrc_qp *qp)
+{
+	uint32_t burst = qp->gso_burst, cap;
+
+	if (qp->ctx->gso_refused || burst < 2)
+		return 1;
+	if (burst > MRC_GSO_BURST_MAX)
+		burst = MRC_GSO_BURST_MAX;
+	cap = mrc_cc_burst_cap(qp);
+	return burst < cap ? burst : cap;
+}
+
 void mrc_tx_progress(struct mrc_qp *qp)
 {
 	struct tx_batch b;
@@ -726,8 +742,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	mrc_cc_refresh(qp);
 	b.n = b.npkts = b.niov = 0;
 	b.open = false;
-	b.burst = qp->ctx->gso_refused || qp->gso_burst < 2 ? 1 :
-		  qp->gso_burst > MRC_GSO_BURST_MAX ? MRC_GSO_BURST_MAX : qp->gso_burst;
+	b.burst = burst_of(qp);
 	send_retransmissions(qp, &b);
 	send_new(qp, &b);
 	flush_batch(qp, &b);
