@@ -761,12 +761,7 @@ enum mrc_drop_reason {
 	MRC_DROP_STALE_ACK,	/* NACK of a PSN already acked */
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
 	MRC_DROP_BAD_KEY,	/* BTH key is not the QP's connection key */
-	/*
-	 * TC egress: a UDP GSO super-packet from the host whose segments are
-	 * not consecutive DATA packets of one QP (or too many): dropped
-	 * whole, before anything is logged.
-	 */
-	MRC_DROP_BAD_GSO,
+	MRC_DROP_BAD_GSO,	/* TC: a malformed UDP GSO burst (mrc/tc_gso.h) */
 	MRC_DROP_REASONS,
 };
 
@@ -869,21 +864,10 @@ struct mrc_ev_profile_rec {
 	__u16	n_explicit;
 	struct mrc_ev_field_rec field[MRC_EV_MAX_FIELDS];
 	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
-	/*
-	 * Most packets of one EV that libmrc hands the kernel as one UDP GSO
-	 * super-packet (1..MRC_GSO_BURST_MAX; 1 = every packet on its own EV).
-	 * TC egress gives the whole burst one EV; the NIC, or the kernel at
-	 * the last hop, cuts it into ordinary packets.
-	 */
-	__u32	gso_burst;
+	__u32	gso_burst;	/* packets of one EV per UDP GSO send (send.c) */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 200 + 8 * MRC_MAX_EVS);
-
-/*
- * UDP GSO bursts. The kernel takes at most UDP_MAX_SEGMENTS (64 on older
- * kernels) segments and 64 KB per super-packet; TC egress walks the
- * segments of one with a loop of at most MRC_GSO_BURST_MAX steps.
- */
+/* At most UDP_MAX_SEGMENTS of old kernels; TC's loops walk this many. */
 #define MRC_GSO_BURST_MAX	64
 #define MRC_GSO_BURST_DEFAULT	16
 
