@@ -80,10 +80,16 @@ struct tx_batch {
 	struct data_hdr hdr[MRC_TX_PKTS];
 };
 
-/* No room for another packet in a datagram of its own. */
+/*
+ * No room for another datagram, or (the last one closed) for a whole
+ * burst: a burst cut short by the batch would be a small datagram at a
+ * fixed place in every batch, and the EV rotation would give some paths
+ * more of them than others.
+ */
 static bool batch_full(const struct tx_batch *b)
 {
-	return b->n == MRC_TX_BATCH || b->npkts == MRC_TX_PKTS;
+	return b->n == MRC_TX_BATCH || b->npkts == MRC_TX_PKTS ||
+	       (!b->open && MRC_TX_PKTS - b->npkts < (int)b->burst);
 }
 
 static struct mrc_send_wqe *wqe_at(struct mrc_qp *qp, uint32_t idx)
