@@ -82,6 +82,12 @@ int mrc_tc_tx(struct __sk_buff *skb)
 
 	if (skb->mark == MRC_SKB_MARK_SPRAYED)
 		return TC_ACT_OK;	/* moved here from another plane */
+	/*
+	 * A UDP GSO skb keeps its payload, the BTH included, in pages: its
+	 * linear part is only the headers the stack wrote (mrc/tc_gso.h).
+	 */
+	if (skb->gso_segs > 1)
+		bpf_skb_pull_data(skb, TC_GSO_PULL_LEN);
 	pkt_from_skb(&p, skb);
 	if (parse_mrc(&p, PKT_HEADERS) <= 0)
 		return TC_ACT_OK;

@@ -53,6 +53,16 @@ struct lab_link_cfg {
 };
 MRC_ABI_ASSERT_SIZE(struct lab_link_cfg, 32);
 
+/*
+ * A UDP GSO burst trimmed at a port leaves as one trimmed header per
+ * segment: the port sends copies (bpf_clone_redirect to itself) carrying
+ * this mark, which its egress program lets pass unjudged. At most
+ * LAB_GSO_TRIM_MAX segments are trimmed; a larger burst is tail-dropped.
+ */
+#define LAB_MARK_TRIM_COPY	0x4c616254u	/* "LabT" */
+#define LAB_GSO_TRIM_MAX	MRC_GSO_BURST_MAX
+#define LAB_MRC_HDR_MAX		40	/* longest MRC data header (BTH..IMM) */
+
 /* Global lab settings (single-entry array). */
 struct lab_global_cfg {
 	__u16	mrc_udp_port;	/* which UDP port carries MRC */

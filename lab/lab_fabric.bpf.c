@@ -12,6 +12,15 @@
  *     trim MRC data to its headers (DSCP trim mark), or tail-drop;
  *   - count everything per port.
  * The kernel has no netem/RED, so this is how tests get loss and congestion.
+ *
+ * A GSO skb (TCP's TSO segments, libmrc's UDP GSO bursts) crosses the
+ * fabric whole and is cut into wire packets only at the last hop (mrc-lab
+ * turns UDP segmentation offload off on the leaf port facing each host).
+ * Here it stands for its gso_segs packets: the queue model charges the
+ * bytes they take on the wire, the counters count them, a fault or tail
+ * drop loses all of them (a burst arriving at once), an ECN mark marks all
+ * (the outer header is copied to each), and a trim trims each of a UDP
+ * burst to its headers (lab_trim_gso).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -57,6 +66,18 @@ struct {
 	__type(value, struct lab_global_cfg);
 } lab_global SEC(".maps");
 
+/* The MRC headers of a UDP GSO burst's segments, while it is trimmed. */
+struct lab_gso_hdrs {
+	__u8	hdr[LAB_GSO_TRIM_MAX][LAB_MRC_HDR_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lab_gso_hdrs);
+} lab_gso_scratch SEC(".maps");
+
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 /*
@@ -94,6 +115,8 @@ enum lab_verdict {
 /* What parsing learned about a packet. */
 struct lab_pkt {
 	struct l4_info l4;
+	__u32 segs;		/* wire packets it stands for (GSO: gso_segs) */
+	__u32 wire_len;		/* their bytes on the wire */
 	__u32 trimmed_len;	/* 0 unless trimmable MRC data */
 	__u8  parsed;		/* IP packet we understand */
 	__u8  mrc_control;	/* MRC ACK/SACK/NACK/probe: priority class */
@@ -155,16 +178,35 @@ static __always_inline void lab_parse_mrc(struct cursor *c, void *base,
 	}
 }
 
+/*
+ * A UDP GSO skb stands for gso_segs packets, each with the outer headers
+ * again. TCP's TSO skbs keep the lab's old accounting (one packet of
+ * skb->len), so the TCP baselines run on the lab they always ran on.
+ */
+static __always_inline void lab_count_segments(struct __sk_buff *skb,
+					       struct lab_pkt *pkt)
+{
+	__u32 segs = skb->gso_segs;
+
+	pkt->segs = 1;
+	pkt->wire_len = skb->len;
+	if (segs < 2 || !pkt->parsed || !pkt->l4.is_udp)
+		return;
+	pkt->segs = segs;
+	pkt->wire_len = skb->len + (segs - 1) * (pkt->l4.l4_off + sizeof(struct udphdr));
+}
+
 static __always_inline void lab_parse(struct __sk_buff *skb, struct lab_pkt *pkt)
 {
 	void *base = (void *)(long)skb->data;
 	struct cursor c = { base, (void *)(long)skb->data_end };
 
-	if (parse_l3(&c, base, &pkt->l4) < 0)
-		return;
-	pkt->parsed = 1;
-	if (pkt->l4.is_udp)
-		lab_parse_mrc(&c, base, pkt, skb->len);
+	if (parse_l3(&c, base, &pkt->l4) >= 0) {
+		pkt->parsed = 1;
+		if (pkt->l4.is_udp)
+			lab_parse_mrc(&c, base, pkt, skb->len);
+	}
+	lab_count_segments(skb, pkt);
 }
 
 /* Drain the emulated queue for the time that passed since its last packet. */
@@ -231,7 +273,7 @@ lab_queue_admit(struct lab_queue *q, const struct lab_link_cfg *cfg,
 		q->backlog = real_backlog;
 	verdict = lab_queue_decide(cfg, pkt, q->backlog, len, port_flags);
 	if (verdict == LAB_TRIM)
-		q->backlog += pkt->trimmed_len;
+		q->backlog += (__u64)pkt->trimmed_len * pkt->segs;
 	else if (verdict != LAB_DROP_QUEUE)
 		q->backlog += len;
 	bpf_spin_unlock(&q->lock);
@@ -378,9 +420,118 @@ static __always_inline int lab_trim(struct __sk_buff *skb,
 	return ip_set_tos(skb, &pkt->l4, (__u8)(dscp << 2 | (pkt->l4.tos & ECN_MASK)));
 }
 
+/* A UDP GSO burst being trimmed (lab_trim_gso), for its bpf_loop steps. */
+struct lab_gso_trim {
+	struct __sk_buff *skb;
+	struct lab_gso_hdrs *s;
+	struct l4_info l4;
+	__u32 off;		/* UDP payload of segment 0 */
+	__u32 size;		/* gso_size */
+	__u32 hlen;		/* MRC header length of segment 0 */
+	__u32 trimmed_len;	/* frame length of one trimmed header */
+	__u32 mark;		/* the skb's own mark, put back after each copy */
+	__u32 last;		/* the last segment kept */
+	__u32 sent;
+	__u64 kept;		/* bit i: segment i's header saved */
+	int err;
+};
+
+/* Save segment i's MRC header if it is as long as segment 0's. */
+static long lab_gso_save_hdr(__u32 i, void *data)
+{
+	struct lab_gso_trim *t = data;
+	struct mrc_bth bth;
+	__u32 at = t->off + i * t->size, hlen = t->hlen;
+
+	if (i >= LAB_GSO_TRIM_MAX || bpf_skb_load_bytes(t->skb, at, &bth, sizeof(bth)))
+		return 1;
+	if (!mrc_opcode_is_data(bth.opcode) ||
+	    mrc_data_header_len(bth.opcode, (__u8)(bpf_ntohl(bth.psn) >> 24)) != hlen)
+		return 0;
+	if (hlen < sizeof(bth) || hlen > LAB_MRC_HDR_MAX ||
+	    bpf_skb_load_bytes(t->skb, at, t->s->hdr[i], hlen))
+		return 0;
+	t->kept |= 1ull << i;
+	t->last = i;
+	return 0;
+}
+
+/* Send segment i's trimmed header: a copy, or (the last) the skb itself. */
+static long lab_gso_send_hdr(__u32 i, void *data)
+{
+	struct lab_gso_trim *t = data;
+	__u32 hlen = t->hlen;
+
+	if (i >= LAB_GSO_TRIM_MAX)
+		return 1;
+	if (!(t->kept >> i & 1))
+		return 0;
+	if (hlen < 1 || hlen > LAB_MRC_HDR_MAX ||
+	    bpf_skb_store_bytes(t->skb, t->off, t->s->hdr[i], hlen, 0) ||
+	    udp_checksum_rebuild(t->skb, &t->l4, t->trimmed_len - t->l4.l4_off)) {
+		t->err = 1;
+		return 1;
+	}
+	if (i == t->last)
+		return 1;
+	t->skb->mark = LAB_MARK_TRIM_COPY;
+	if (!bpf_clone_redirect(t->skb, t->skb->ifindex, 0))
+		t->sent++;
+	t->skb->mark = t->mark;
+	return 0;
+}
+
+/*
+ * Trim a UDP GSO burst: every segment becomes its own trimmed header, as
+ * a switch trims each packet of a burst arriving at a full queue. The MRC
+ * headers are saved, the skb is cut to segment 0's trimmed size (which
+ * makes it an ordinary packet), and each header in turn goes out in it:
+ * the first ones as copies sent through this port (marked, so this
+ * program passes them unjudged), the last in the skb itself. A segment
+ * whose header is not as long as segment 0's (a WRITE-IMM's last) cannot
+ * share the trimmed skb and is lost, as if dropped. *copies gets the
+ * copies sent; returns 0 when the skb carries the last header, -1 when it
+ * is to be dropped.
+ */
+static __always_inline int lab_trim_gso(struct __sk_buff *skb,
+					const struct lab_pkt *pkt, __u32 port_flags,
+					__u32 *copies)
+{
+	__u32 zero = 0;
+	__u8 dscp = lab_trim_dscp(port_flags & LAB_PORT_LASTHOP);
+	struct lab_gso_trim t = {
+		.skb = skb,
+		.s = bpf_map_lookup_elem(&lab_gso_scratch, &zero),
+		.l4 = pkt->l4,
+		.off = pkt->l4.l4_off + sizeof(struct udphdr),
+		.size = skb->gso_size,
+		.trimmed_len = pkt->trimmed_len,
+		.mark = skb->mark,
+	};
+
+	t.hlen = pkt->trimmed_len - t.off;
+	if (!t.s || pkt->segs > LAB_GSO_TRIM_MAX || t.hlen > LAB_MRC_HDR_MAX)
+		return -1;
+	bpf_loop(pkt->segs, lab_gso_save_hdr, &t, 0);
+	if (!(t.kept & 1) || bpf_skb_change_tail(skb, pkt->trimmed_len, 0) ||
+	    lab_fix_lengths(skb, &pkt->l4, pkt->trimmed_len) ||
+	    ip_set_tos(skb, &pkt->l4, (__u8)(dscp << 2 | (pkt->l4.tos & ECN_MASK))))
+		return -1;
+	t.l4.tos = (__u8)(dscp << 2 | (pkt->l4.tos & ECN_MASK));
+	bpf_loop(t.last + 1, lab_gso_send_hdr, &t, 0);
+	*copies = t.sent;
+	return t.err ? -1 : 0;
+}
+
 static __always_inline int lab_count_drop(__u64 *counter)
 {
 	*counter += 1;
+	return TC_ACT_SHOT;
+}
+
+static __always_inline int lab_count_drops(__u64 *counter, __u32 n)
+{
+	*counter += n;
 	return TC_ACT_SHOT;
 }
 
@@ -419,19 +570,33 @@ static __always_inline int lab_apply(struct __sk_buff *skb,
 				     enum lab_verdict verdict, __u32 port_flags,
 				     struct lab_port_stats *st)
 {
+	__u32 packets = pkt->segs, bytes = pkt->wire_len;
+
 	if (verdict == LAB_DROP_QUEUE)
-		return lab_count_drop(&st->drop_queue);
-	if (verdict == LAB_TRIM) {
+		return lab_count_drops(&st->drop_queue, packets);
+	if (verdict == LAB_TRIM && packets > 1) {
+		__u32 copies = 0, segs = packets;
+		int ret = lab_trim_gso(skb, pkt, port_flags, &copies);
+
+		/* What did not leave trimmed is lost, as in a tail drop. */
+		packets = copies + (ret ? 0 : 1);
+		st->trimmed += packets;
+		st->packets += packets;
+		st->bytes += packets * pkt->trimmed_len;
+		st->drop_queue += segs - packets;
+		return ret ? TC_ACT_SHOT : TC_ACT_OK;
+	} else if (verdict == LAB_TRIM) {
 		if (lab_trim(skb, pkt, port_flags))
 			return lab_count_drop(&st->malformed);
 		st->trimmed++;
+		bytes = skb->len;
 	} else if (verdict == LAB_MARK_CE) {
 		if (lab_mark_ce(skb, pkt))
 			return lab_count_drop(&st->malformed);
-		st->ecn_marked++;
+		st->ecn_marked += packets;
 	}
-	st->packets++;
-	st->bytes += skb->len;
+	st->packets += packets;
+	st->bytes += bytes;
 	return TC_ACT_OK;
 }
 
@@ -450,6 +615,11 @@ static __always_inline int lab_port_run(struct __sk_buff *skb, __u32 hook)
 	struct lab_port *port;
 	__u32 id;
 
+	/* A trimmed segment of a burst this port already judged (lab_trim_gso). */
+	if (skb->mark == LAB_MARK_TRIM_COPY) {
+		skb->mark = 0;
+		return TC_ACT_OK;
+	}
 	/* Ports the lab did not register are not ours: leave them alone. */
 	port = bpf_map_lookup_elem(&lab_ports, &key);
 	if (!port)
@@ -465,14 +635,15 @@ static __always_inline int lab_port_run(struct __sk_buff *skb, __u32 hook)
 	if (!st || !q || !cfg)
 		return TC_ACT_OK;
 
-	if (lab_fault_drops(cfg))
-		return lab_count_drop(&st->drop_fault);
-
 	lab_parse(skb, &pkt);
+	/* A GSO burst arrives at once: a fault takes all of it. */
+	if (lab_fault_drops(cfg))
+		return lab_count_drops(&st->drop_fault, pkt.segs);
+
 	if (cfg->rate_bps) {
 		__u64 real = hook == LAB_HOOK_EGRESS ? lab_dev_qdisc_backlog(skb) : 0;
 
-		verdict = lab_queue_admit(q, cfg, &pkt, skb->len, port->flags, real);
+		verdict = lab_queue_admit(q, cfg, &pkt, pkt.wire_len, port->flags, real);
 		lab_set_class(skb, &pkt, verdict);
 	}
 	return lab_apply(skb, &pkt, verdict, port->flags, st);

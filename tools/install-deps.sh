@@ -11,6 +11,7 @@ PACKAGES=(
 	libelf-dev zlib1g-dev          # libbpf's own link dependencies
 	bpftool xdp-tools              # skeleton generation, xdp-loader
 	iproute2 util-linux procps     # ip/tc, unshare/flock, sysctl
+	ethtool                        # the lab segments UDP GSO at the last hop
 	iputils-ping                   # reachability checks
 	jq                             # JSON checks in the test suite
 	python3-minimal                # small helpers in tests (clocks, crafted streams)

@@ -29,15 +29,19 @@ static __always_inline struct mrc_ev_rx_counters *ev_counters(__u32 slot,
 	return es ? &es->rx[idx & (MRC_MAX_EVS - 1)] : NULL;
 }
 
-/* TC's count of a packet sent on an EV (TC's block of the counters). */
-static __always_inline void count_ev_tx(__u32 slot, int idx, __u32 bytes)
+/*
+ * TC's count of packets sent on an EV (TC's block of the counters): one,
+ * or the segments of a GSO burst, with their bytes on the wire.
+ */
+static __always_inline void count_ev_tx(__u32 slot, int idx, __u32 packets,
+					__u32 bytes)
 {
 	struct mrc_qp_ev_stats *es = bpf_map_lookup_elem(&mrc_ev_stats, &slot);
 	struct mrc_ev_tx_counters *c = es ? &es->tx[(__u32)idx & (MRC_MAX_EVS - 1)] : NULL;
 
 	if (!c)
 		return;
-	__sync_fetch_and_add(&c->packets, 1);
+	__sync_fetch_and_add(&c->packets, packets);
 	__sync_fetch_and_add(&c->bytes, bytes);
 }
 

@@ -19,6 +19,7 @@
 #include "mrc/parse.h"
 #include "mrc/ev_log.h"
 #include "mrc/tc_stamp.h"
+#include "mrc/tc_gso.h"
 
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
@@ -117,10 +118,16 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 	return -1;
 }
 
-/* DATA: next EV of the rotation, its plane, its stamp, its log entry. */
+/*
+ * DATA: next EV of the rotation, its plane, its stamp, its log entry. A
+ * UDP GSO skb (a burst of libmrc's, tc_gso.h) is one step of all that,
+ * with a log entry for every PSN in it, and counts as its packets.
+ */
 static __always_inline int spray_data(struct __sk_buff *skb,
 				      const struct mrc_pkt *p, __u32 slot)
 {
+	struct gso_walk g = {};
+	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1, bytes = skb->len;
 	const struct l4_info *l4 = &p->l4;
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
@@ -138,6 +145,14 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	if (n == 0 || n > MRC_MAX_EVS)
 		return TC_ACT_OK;
 	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), p->psn);
+	if (segs > 1) {
+		if (!gso_check(skb, l4, p->bth, psn, segs, &g)) {
+			count_drop(MRC_DROP_BAD_GSO);
+			return TC_ACT_SHOT;
+		}
+		/* On the wire each segment carries the headers again. */
+		bytes += (segs - 1) * g.off;
+	}
 	rec = send_rec(slot, psn);
 	if (!rec)
 		return TC_ACT_OK;
@@ -164,13 +179,17 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	 * clears `nacked`, so a NACK may act on this send (ack_rx.h
 	 * nack_may_act) and never sees the new PSN with the old send's mark.
 	 */
-	rec->sent_ns = bpf_ktime_get_ns();
-	WRITE_ONCE(rec->head, mrc_send_rec_head(psn, (__u8)idx, (__u8)plane,
-						  flags & MRC_BTH_F_RETX, 0));
-	count_ev_tx(slot, idx, skb->len);
+	if (segs > 1) {
+		gso_log_all(slot, segs, &g, (__u8)idx, (__u8)plane);
+	} else {
+		rec->sent_ns = bpf_ktime_get_ns();
+		WRITE_ONCE(rec->head, mrc_send_rec_head(psn, (__u8)idx, (__u8)plane,
+							  flags & MRC_BTH_F_RETX, 0));
+	}
+	count_ev_tx(slot, idx, segs, bytes);
 	st = qp_stats(slot);
 	if (st)
-		st->tx_stamped++;
+		st->tx_stamped += segs;
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 

@@ -303,7 +303,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		2
+#define MRC_ABI_VERSION		3
 
 #define MRC_MAX_QPS		256
 #define MRC_MAX_CTX		64	/* processes using libmrc at once */
@@ -763,6 +763,7 @@ enum mrc_drop_reason {
 	MRC_DROP_STALE_ACK,	/* NACK of a PSN already acked */
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
 	MRC_DROP_BAD_KEY,	/* BTH key is not the QP's connection key */
+	MRC_DROP_BAD_GSO,	/* TC: a malformed UDP GSO burst (mrc/tc_gso.h) */
 	MRC_DROP_REASONS,
 };
 
@@ -784,6 +785,7 @@ struct mrc_drop_stats {
 	__u64	stale_ack;
 	__u64	ring_full;
 	__u64	bad_key;
+	__u64	bad_gso;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
 
@@ -864,7 +866,12 @@ struct mrc_ev_profile_rec {
 	__u16	n_explicit;
 	struct mrc_ev_field_rec field[MRC_EV_MAX_FIELDS];
 	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
+	__u32	gso_burst;	/* packets of one EV per UDP GSO send (send.c) */
 };
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 200 + 8 * MRC_MAX_EVS);
+/* At most UDP_MAX_SEGMENTS of old kernels; TC's loops walk this many. */
+#define MRC_GSO_BURST_MAX	64
+#define MRC_GSO_BURST_DEFAULT	16
 
 /* ---------------------------------------------------------------------- */
 /* Congestion control: NSCC (Ultra Ethernet), one window per destination   */

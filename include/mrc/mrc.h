@@ -315,6 +315,10 @@ struct mrc_qp_counters {
 					 * cumulatively acked, and resent it anyway */
 	uint64_t sacks_coalesced;	/* ack requests answered by a later SACK of the
 					 * same receive batch */
+	uint64_t tx_gso_sends;		/* UDP GSO datagrams of 2 or more packets
+					 * (one EV each; EV profile gso_burst) */
+	uint64_t gso_fallbacks;		/* the kernel refused UDP_SEGMENT: the context
+					 * sends one packet a datagram from then on */
 	struct mrc_wait_stats wait;	/* the context's waits (all its QPs) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);

@@ -16,9 +16,17 @@ jain_milli() { jq -s '(add * add) / (length * (map(. * .) | add)) * 1000 | floor
 # Largest deviation from the mean, in percent.
 max_dev_pct() { jq -s '(add / length) as $m | map((. - $m) / $m * 100 | fabs) | max | floor'; }
 
+# Per-packet spraying (EV profile 1: burst 1): the rotation's evenness,
+# packet by packet. Bursts of one EV (the default) spread coarser; gso.sh
+# measures them.
+mrcctl1() { lab exec h1 "$MRCCTL" "$@" > /dev/null; }
+mrcctl1 profile ev create 1 --type auto --burst 1
+mrcctl1 profile ev offline 1
+mrcctl1 profile ev online 1
+
 begin spray.one_qp_all_planes_all_spines
 lab stats --reset
-check "1 GiB, one QP, verified" client --size 1m --bytes 1g --verify
+check "1 GiB, one QP, verified" client --size 1m --bytes 1g --verify --ev-profile 1
 check "verified" eq "$(cj .verified)" true
 stats_json > "$tmp/stats.json"
 spines=$(jq '[.spines[] | select(.bytes > 100000000)] | length' "$tmp/stats.json")

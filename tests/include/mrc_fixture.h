@@ -27,6 +27,7 @@
 #include "test.h"
 
 #define TC_ACT_OK	0
+#define TC_ACT_SHOT	2
 #define TC_ACT_REDIRECT	7
 
 #define BTH_LEN		12

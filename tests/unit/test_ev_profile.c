@@ -1155,3 +1155,29 @@ int main(void)
 	RUN_REGISTERED_TESTS();
 	return TEST_EXIT();
 }
+
+/* The UDP GSO burst: default, range, and through the pinned record. */
+TEST_CASE(test_gso_burst, "ev_profile.gso_burst")
+{
+	static struct mrc_ev_profile_rec rec;
+	static struct ev_profile p, q;
+
+	ASSERT_EQ(ev_profile_init(&p, 3, EV_PROFILE_AUTO, MRC_EVF_UDP, err, sizeof(err)),
+		  0, "AUTO profile");
+	ASSERT_EQ(p.gso_burst, MRC_GSO_BURST_DEFAULT, "default burst");
+	p.gso_burst = 0;
+	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -EINVAL, "burst 0 refused");
+	ASSERT_ERR_HAS("gso_burst 0 outside 1..64");
+	p.gso_burst = MRC_GSO_BURST_MAX + 1;
+	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -EINVAL, "burst 65 refused");
+	p.gso_burst = 5;
+	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), 0, "burst 5 valid");
+	ev_profile_to_rec(&p, 0, &rec);
+	ASSERT_EQ(rec.gso_burst, 5, "the record carries it");
+	ASSERT_EQ(ev_profile_from_rec(&rec, &q, NULL), 0, "read back");
+	ASSERT_EQ(q.gso_burst, 5, "and it comes back");
+	rec.gso_burst = 0;
+	ASSERT_EQ(ev_profile_from_rec(&rec, &q, NULL), -EINVAL, "a record of burst 0 refused");
+	rec.gso_burst = MRC_GSO_BURST_MAX + 1;
+	ASSERT_EQ(ev_profile_from_rec(&rec, &q, NULL), -EINVAL, "a record of burst 65 refused");
+}

@@ -287,6 +287,7 @@ static int client_bring_up_qp(struct client *c)
 		.wimm_out = (uint16_t)o->depth,
 		.wimm_in = 1,
 		.cc_profile = o->cc_profile,
+		.ev_profile = o->ev_profile,
 	};
 	const char *step;
 	int ret;

@@ -19,12 +19,12 @@
 static const char usage_text[] =
 "Usage:\n"
 "  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]\n"
-"      [--cc-profile N]\n"
+"      [--cc-profile N] [--ev-profile N]\n"
 "  " PROG " client HOST [--port P] [--size BYTES | --sweep MIN:MAX] [--iters N]\n"
 "      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
 "      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
-"      [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
+"      [--ev-profile N] [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
 "  " PROG " --help\n"
 "\n"
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
@@ -39,6 +39,9 @@ static const char usage_text[] =
 "  --pin-dir DIR   where mrcd pinned its maps (default " MRC_DEFAULT_PIN_DIR ")\n"
 "  --cc-profile N  the QP's CC profile (mrcctl profile cc), 0..63 (default:\n"
 "                  libmrc's); also a client option\n"
+"  --ev-profile N  the QP's EV profile (mrcctl profile ev), 0..63 (default\n"
+"                  0): its paths and UDP GSO burst (a profile of burst 1\n"
+"                  sprays per packet); also a client option\n"
 "  --timeline FILE the payload placed in the region per millisecond, as CSV:\n"
 "                  a header 'time_ms,bytes', then one row per ms (0 where\n"
 "                  nothing arrived) from the ms the client's first BEGIN\n"
@@ -86,7 +89,7 @@ static const char usage_text[] =
  * the server's, the rest the client's.
  */
 enum {
-	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR, OPT_CC_PROFILE,
+	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR, OPT_CC_PROFILE, OPT_EV_PROFILE,
 	OPT_ONCE, OPT_TIMELINE,
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
@@ -98,6 +101,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
 	{ "cc-profile", required_argument, NULL, OPT_CC_PROFILE },
+	{ "ev-profile", required_argument, NULL, OPT_EV_PROFILE },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "timeline", required_argument, NULL, OPT_TIMELINE },
 	{ "size", required_argument, NULL, OPT_SIZE },
@@ -206,6 +210,10 @@ static void apply_option(struct opts *o, int c, const char *arg)
 		o->cc_profile = (int)parse_number("--cc-profile", arg, 0,
 						  MRC_MAX_PROFILES - 1);
 		break;
+	case OPT_EV_PROFILE:
+		o->ev_profile = (int)parse_number("--ev-profile", arg, 0,
+						  MRC_MAX_PROFILES - 1);
+		break;
 	case OPT_ONCE:
 		o->once = true;
 		break;
@@ -286,6 +294,7 @@ static void set_defaults(struct opts *o)
 	o->mpr_units = DEFAULT_MPR;
 	o->timeout_s = DEFAULT_TIMEOUT_S;
 	o->cc_profile = -1;
+	o->ev_profile = -1;
 }
 
 void parse_args(int argc, char **argv, struct opts *o)

@@ -111,6 +111,7 @@ struct opts {
 	const char *timeline;		/* server: CSV of bytes per ms, or NULL */
 	const char *cc_timeline;	/* client: CSV of its window per ms, or NULL */
 	int cc_profile;			/* the QPs' CC profile; -1 = libmrc's default */
+	int ev_profile;			/* the QPs' EV profile; -1 = libmrc's default (0) */
 	const char *host;
 	uint64_t size_min, size_max;	/* equal unless --sweep */
 	uint64_t iters;
@@ -187,6 +188,7 @@ struct qp_tuning {
 	bool imm;
 	uint16_t wimm_out, wimm_in;
 	int cc_profile;			/* -1 = libmrc's default (each side's own) */
+	int ev_profile;			/* -1 = libmrc's default (each side's own) */
 };
 
 const char *status_str(enum mrc_wc_status status);

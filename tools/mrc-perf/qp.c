@@ -146,6 +146,10 @@ int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 		attr.cc_profile_id = (uint16_t)t->cc_profile;
 		mask |= MRC_QP_ATTR_CC_PROFILE;
 	}
+	if (t->ev_profile >= 0) {
+		attr.ev_profile_id = (uint16_t)t->ev_profile;
+		mask |= MRC_QP_ATTR_EV_PROFILE;
+	}
 	*step = "INIT->RTR";
 	ret = mrc_modify_qp(qp, &attr, mask);
 	if (ret)

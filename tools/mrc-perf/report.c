@@ -120,13 +120,15 @@ void client_print_json(const struct client *c)
 	       ", \"tx_packets\": %" PRIu64 ", \"sack_reneges\": %" PRIu64
 	       ", \"timeouts\": %" PRIu64 ", \"fast_retransmits\": %" PRIu64
 	       ", \"cc_blocked\": %" PRIu64 ", \"cc_paced\": %" PRIu64
-	       ", \"cc_sleeps\": %" PRIu64 ", \"cc_timeline_t0_ns\": %" PRIu64
+	       ", \"cc_sleeps\": %" PRIu64 ", \"tx_gso_sends\": %" PRIu64
+	       ", \"gso_fallbacks\": %" PRIu64 ", \"cc_timeline_t0_ns\": %" PRIu64
 	       ", \"idle_s\": %u, \"cc\": ",
 	       c->o->imm ? "true" : "false", (uint64_t)c->cnt.tx_retransmits,
 	       (uint64_t)c->cnt.retx_bytes, (uint64_t)c->cnt.tx_packets,
 	       (uint64_t)c->cnt.sack_reneges, (uint64_t)c->cnt.timeouts,
 	       (uint64_t)c->cnt.fast_retransmits, (uint64_t)c->cnt.cc_blocked,
-	       (uint64_t)c->cnt.cc_paced, (uint64_t)c->cnt.cc_sleeps, c->cctl.t0_ns,
+	       (uint64_t)c->cnt.cc_paced, (uint64_t)c->cnt.cc_sleeps,
+	       (uint64_t)c->cnt.tx_gso_sends, (uint64_t)c->cnt.gso_fallbacks, c->cctl.t0_ns,
 	       c->o->idle_s);
 	client_print_cc_json(c);
 	json_wait_stats(stdout, &c->cnt);

@@ -271,6 +271,7 @@ static int session_connect_qp(struct session *s)
 		.wimm_out = 1,
 		.wimm_in = (uint16_t)s->rq_depth,
 		.cc_profile = s->o->cc_profile,
+		.ev_profile = s->o->ev_profile,
 	};
 	const char *step;
 	char why[ERR_LEN];

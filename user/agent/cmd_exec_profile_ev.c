@@ -68,6 +68,7 @@ static void ev_profile_json(struct json *j, const struct ev_profile *p,
 	j_u64(j, "ev_count", p->ev_count);
 	j_u64(j, "min_active", p->ev_min_active);
 	j_u64(j, "backups_per_plane", backups);
+	j_u64(j, "gso_burst", p->gso_burst);
 	j_u64(j, "event_mask", p->event_mask);
 	j_arr(j, "fmt_fields");
 	for (i = 0; i < p->layout.n_fmt && i < EV_MAX_FIELDS; i++)
@@ -107,6 +108,8 @@ static void ev_profile_text(struct ctx *c, const struct ev_profile *p,
 		ev_profile_state_name(p->state));
 	fprintf(c->out, "  ev_count %u, min_active %u, backups/plane %u, event_mask 0x%x\n",
 		p->ev_count, p->ev_min_active, backups, p->event_mask);
+	fprintf(c->out, "  gso_burst %u (packets of one EV per UDP GSO send)\n",
+		p->gso_burst);
 	fprintf(c->out, "  fmt-fields ");
 	for (i = 0; i < p->layout.n_fmt && i < EV_MAX_FIELDS; i++)
 		fprintf(c->out, "%s%u", i ? "," : "", p->layout.fmt[i]);
@@ -198,7 +201,7 @@ static int apply_ev_profile_edit(struct ctx *c, struct ev_profile *p,
 
 	if (p->state == EV_PROFILE_STATE_ONLINE &&
 	    (format || e->has_fmt_fields || e->n_fields || e->has_explicit ||
-	     e->has_count || e->has_min_active || e->has_backups))
+	     e->has_count || e->has_min_active || e->has_backups || e->has_burst))
 		return failure(c, "profile %u is ONLINE: take it OFFLINE to edit it "
 			       "(mrcctl profile ev offline %u)", p->id, p->id);
 	if (format && ev_profile_set_format(p, e->format, err, sizeof(err)))
@@ -216,6 +219,8 @@ static int apply_ev_profile_edit(struct ctx *c, struct ev_profile *p,
 		ev_profile_set_event_mask(p, e->event_mask);
 	if (e->has_backups)
 		*backups = e->backups;
+	if (e->has_burst)
+		p->gso_burst = e->burst;
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 /* create's and set's options as typed; checked once all are read. */
 struct ev_profile_edit {
 	const char *type, *format, *fmt_fields, *ev_list, *count, *min_active;
-	const char *backups, *event_mask;
+	const char *backups, *event_mask, *burst;
 	const char *fields[EV_MAX_FIELDS];
 	unsigned int n_fields;
 	bool any;
@@ -35,6 +35,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 		{ "count", required_argument, NULL, 'n' },
 		{ "min-active", required_argument, NULL, 'a' },
 		{ "backups", required_argument, NULL, 'b' },
+		{ "burst", required_argument, NULL, 'B' },
 		COMMON_OPTS, {}
 	};
 	int o;
@@ -49,6 +50,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 		case 'n': e->count = optarg; break;
 		case 'a': e->min_active = optarg; break;
 		case 'b': e->backups = optarg; break;
+		case 'B': e->burst = optarg; break;
 		case 'f':
 			if (e->n_fields >= EV_MAX_FIELDS)
 				return usage_error(io, "at most %d --field options", EV_MAX_FIELDS);
@@ -63,7 +65,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 		return usage_error(io, "--type explicit|generated|auto is required");
 	if (create && (e->fmt_fields || e->n_fields || e->ev_list || e->event_mask))
 		return usage_error(io, "create takes --type, --format, --count, "
-				   "--min-active and --backups; the rest is for "
+				   "--min-active, --backups and --burst; the rest is for "
 				   "'mrcctl profile ev set'");
 	if (!create && e->type)
 		return usage_error(io, "--type is fixed at create (delete and create again)");
@@ -156,6 +158,10 @@ static int check_ev_profile_edit(const struct cmd_parse_io *io,
 					&r->backups))
 		return AGENT_EXIT_USAGE;
 	r->has_backups = e->backups != NULL;
+	if (e->burst && (cmd_parse_u32_arg(io, "--burst", e->burst, MRC_GSO_BURST_MAX,
+					   &r->burst) || r->burst == 0))
+		return usage_error(io, "--burst: 1..%d packets", MRC_GSO_BURST_MAX);
+	r->has_burst = e->burst != NULL;
 	if (e->event_mask && cmd_parse_u32_arg(io, "--event-mask", e->event_mask,
 					   UINT32_MAX, &r->event_mask))
 		return AGENT_EXIT_USAGE;
@@ -188,7 +194,7 @@ CMD_PARSER(cmd_parse_profile_ev_set)
 		return AGENT_EXIT_USAGE;
 	if (!e.any)
 		return usage_error(io, "nothing to change: give --fmt-fields, --field, "
-				   "--ev, --event-mask, --count, --min-active or --backups");
+				   "--ev, --event-mask, --count, --min-active, --backups or --burst");
 	return 0;
 }
 

@@ -48,7 +48,9 @@ int cmd_usage_error(FILE *f, const char *name, const char *fmt, ...)
 	"  --format udp|stev      how the EV rides in packets (default udp)\n" \
 	"  --count N              EVs in a QP's table, 1..256 (default 256)\n" \
 	"  --min-active N         fewest active EVs (default count / 2)\n" \
-	"  --backups N            backup EVs per plane (default 0)\n"
+	"  --backups N            backup EVs per plane (default 0)\n" \
+	"  --burst N              packets of one EV per UDP GSO send, 1..64\n" \
+	"                         (default 16; 1 = every packet its own path)\n"
 
 #define CC_PROFILE_SYNOPSIS \
 	"[--algo nscc|none] [--base-rtt-us N] [--target-delay-us N]\n" \
@@ -167,12 +169,12 @@ static const struct cmd_spec commands[] = {
 	  "FAIL. Exit status 1 when a check failed." },
 	{ "profile ev create", CMD_PROFILE_EV_CREATE, CMD_IN_MRCD, cmd_parse_profile_ev_create,
 	  "ID --type explicit|generated|auto [--format udp|stev] [--count N]\n"
-	  "                  [--min-active N] [--backups N] [--json]",
+	  "                  [--min-active N] [--backups N] [--burst N] [--json]",
 	  "Create EV profile ID (0..63) in state INIT.\n" EV_PROFILE_OPTS },
 	{ "profile ev set", CMD_PROFILE_EV_SET, CMD_IN_MRCD, cmd_parse_profile_ev_set,
 	  "ID [--format udp|stev] [--fmt-fields W,W..] [--field SPEC]...\n"
 	  "                  [--ev EV[@PLANE][,...]] [--event-mask X] [--count N]\n"
-	  "                  [--min-active N] [--backups N] [--json]",
+	  "                  [--min-active N] [--backups N] [--burst N] [--json]",
 	  "Change a profile that is not ONLINE (--event-mask may change any time).\n"
 	  "--field replaces all fields (GENERATED), --ev the EV list (EXPLICIT;\n"
 	  "EVs in hex, PLANE 0 or absent = spread over the planes).\n" EV_PROFILE_OPTS },

@@ -101,8 +101,8 @@ struct cmd_ev_profile_req {
 	bool has_explicit;		/* --ev: replaces the EV list */
 	unsigned int n_explicit;
 	struct ev_explicit_entry explicit_evs[MRC_MAX_EVS];
-	bool has_count, has_min_active, has_backups, has_event_mask;
-	uint32_t count, min_active, backups, event_mask;
+	bool has_count, has_min_active, has_backups, has_event_mask, has_burst;
+	uint32_t count, min_active, backups, event_mask, burst;
 };
 
 /* `profile ev|cc online|offline|show|delete [ID]` */

@@ -369,6 +369,7 @@ int ev_profile_init(struct ev_profile *p, uint16_t id,
 	p->format = format;
 	p->ev_count = EV_COUNT_DEFAULT;
 	p->ev_min_active = EV_COUNT_DEFAULT / 2;
+	p->gso_burst = MRC_GSO_BURST_DEFAULT;
 	if (type == EV_PROFILE_AUTO)
 		ev_profile_auto_layout(&p->layout);
 	else
@@ -435,6 +436,10 @@ int ev_profile_validate(const struct ev_profile *p, char *err, size_t errlen)
 		return fail(-EINVAL, err, errlen,
 			    "ev_min_active %u above ev_count %u",
 			    p->ev_min_active, p->ev_count);
+	if (p->gso_burst < 1 || p->gso_burst > MRC_GSO_BURST_MAX)
+		return fail(-EINVAL, err, errlen,
+			    "gso_burst %u outside 1..%d", p->gso_burst,
+			    MRC_GSO_BURST_MAX);
 	l = profile_layout(p, &tmp);
 	rc = ev_layout_validate(l, ev_format_bits(p->format),
 				p->type != EV_PROFILE_EXPLICIT, err, errlen);
@@ -932,6 +937,7 @@ void ev_profile_to_rec(const struct ev_profile *p, uint32_t backups_per_plane,
 	rec->ev_min_active = p->ev_min_active;
 	rec->event_mask = p->event_mask;
 	rec->backups_per_plane = backups_per_plane;
+	rec->gso_burst = p->gso_burst;
 	rec->n_fmt = (uint8_t)p->layout.n_fmt;
 	memcpy(rec->fmt, p->layout.fmt, sizeof(rec->fmt));
 	rec->n_fields = (uint8_t)p->layout.n_fields;
@@ -953,7 +959,8 @@ int ev_profile_from_rec(const struct mrc_ev_profile_rec *rec,
 {
 	if (rec->n_fmt > EV_MAX_FIELDS || rec->n_fields > EV_MAX_FIELDS ||
 	    rec->n_explicit > MRC_MAX_EVS || rec->type > EV_PROFILE_AUTO ||
-	    rec->state > EV_PROFILE_STATE_ONLINE)
+	    rec->state > EV_PROFILE_STATE_ONLINE ||
+	    rec->gso_burst < 1 || rec->gso_burst > MRC_GSO_BURST_MAX)
 		return -EINVAL;
 	memset(p, 0, sizeof(*p));
 	p->id = rec->id;
@@ -963,6 +970,7 @@ int ev_profile_from_rec(const struct mrc_ev_profile_rec *rec,
 	p->ev_count = rec->ev_count;
 	p->ev_min_active = rec->ev_min_active;
 	p->event_mask = rec->event_mask;
+	p->gso_burst = rec->gso_burst;
 	p->layout.n_fmt = rec->n_fmt;
 	memcpy(p->layout.fmt, rec->fmt, sizeof(p->layout.fmt));
 	p->layout.n_fields = rec->n_fields;

@@ -101,6 +101,7 @@ struct ev_profile {
 	uint32_t		ev_count;	/* EVs in a QP's table, 1..MRC_MAX_EVS */
 	uint32_t		ev_min_active;	/* fewest EVs that must be active */
 	uint32_t		event_mask;	/* which path events to report */
+	uint32_t		gso_burst;	/* packets per UDP GSO send, 1..MRC_GSO_BURST_MAX */
 	struct ev_layout	layout;
 	uint32_t		n_explicit;
 	struct ev_explicit_entry explicit_evs[MRC_MAX_EVS];

@@ -335,6 +335,28 @@ bool mrc_cc_has_room(const struct mrc_qp *qp)
 	return window_has_room(g, qp->attr.path_mtu) && paced_ok(g);
 }
 
+/*
+ * Most packets of one UDP GSO burst (send.c) the window allows: an eighth
+ * of it, at least one; no limit without a window. A burst takes one path,
+ * and a fabric marks and trims from per-path queues a few packets deep
+ * (NSCC's ECN threshold is near its target delay's worth): bursts much
+ * smaller than the window keep those queues as smooth as per-packet
+ * spraying, while large windows, where the CPU is the limit, still get
+ * them (measured: docs/PERFORMANCE.md, "Lever: UDP GSO bursts").
+ */
+#define CC_BURST_FRACTION	8u
+
+uint32_t mrc_cc_burst_cap(const struct mrc_qp *qp)
+{
+	const struct mrc_cc_group *g = qp->cc;
+	uint64_t cap;
+
+	if (!g)
+		return UINT32_MAX;
+	cap = cwnd_of(g) / ((uint64_t)CC_BURST_FRACTION * qp->attr.path_mtu);
+	return cap < 1 ? 1 : cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
 /* mrc_cc_has_room(), counting the sends the window or the pace holds back. */
 bool mrc_cc_may_send(struct mrc_qp *qp)
 {

@@ -23,6 +23,7 @@
 #define MRC_MAX_PKT		9216	/* largest datagram we send or take */
 #define MRC_RX_BATCH		32	/* datagrams per recvmmsg */
 #define MRC_TX_BATCH		32	/* datagrams per sendmmsg */
+#define MRC_TX_PKTS		64	/* packets in them (UDP GSO: several a datagram) */
 #define MRC_ACK_EVERY		16	/* ACK_REQ / SACK at least every N packets */
 
 struct mrc_mr {
@@ -92,6 +93,8 @@ struct mrc_qp {
 	bool maps_installed;
 	uint32_t n_evs;			/* entries in the QP's EV table */
 	uint8_t ev_format;		/* enum mrc_ev_format */
+	/* New packets per UDP GSO send, from the EV profile; 0 or 1 = no GSO. */
+	uint32_t gso_burst;
 
 	/* requester */
 	struct mrc_tx_state *tx;	/* mmapped, shared with XDP */
@@ -167,6 +170,7 @@ struct mrc_context {
 
 	int sock;
 	uint16_t sock_port;
+	bool gso_refused;		/* the kernel refused UDP_SEGMENT: bursts of 1 (send.c) */
 
 	struct mrc_qp *qps[MRC_MAX_QPS];	/* by slot, ours only */
 	struct mrc_mr **mrs;

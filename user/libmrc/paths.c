@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/udp.h>
@@ -320,6 +321,38 @@ static int local_plane_count(struct mrc_context *ctx)
 }
 
 /*
+ * Is the peer on this host (loopback, or one of our addresses)? Its
+ * packets then never meet a NIC, so nothing cuts a UDP GSO burst before
+ * the receiver's XDP, which would judge only its first packet: such a QP
+ * sends one packet a datagram.
+ */
+static bool peer_is_local(const struct mrc_qp *qp)
+{
+	const struct in6_addr *peer = &qp->peers[0].sin6_addr;
+	struct ifaddrs *list, *ifa;
+	bool local = false;
+
+	if (IN6_IS_ADDR_LOOPBACK(peer) ||
+	    (IN6_IS_ADDR_V4MAPPED(peer) && peer->s6_addr[12] == 127))
+		return true;
+	if (getifaddrs(&list))
+		return true;	/* cannot tell: the safe answer */
+	for (ifa = list; ifa && !local; ifa = ifa->ifa_next) {
+		const struct sockaddr *sa = ifa->ifa_addr;
+
+		if (sa && sa->sa_family == AF_INET)
+			local = IN6_IS_ADDR_V4MAPPED(peer) &&
+				!memcmp(&peer->s6_addr[12],
+					&((const struct sockaddr_in *)sa)->sin_addr, 4);
+		else if (sa && sa->sa_family == AF_INET6)
+			local = IN6_ARE_ADDR_EQUAL(peer,
+				&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	}
+	freeifaddrs(list);
+	return local;
+}
+
+/*
  * The QP's EV profile: the one mrcd keeps under that id (it must be
  * ONLINE), or the built-in AUTO profile for id 0 when none is defined.
  */
@@ -435,5 +468,6 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	evs.min_active = (uint16_t)(prof.ev_min_active < n ? prof.ev_min_active : n);
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
+	qp->gso_burst = peer_is_local(qp) ? 1 : prof.gso_burst;
 	return publish_ev_table(qp, &evs);
 }

@@ -3,6 +3,10 @@
  * The requester: WRITEs become MTU-sized packets, each carrying the address
  * it lands at, sent in sendmmsg batches straight from the application's
  * memory (no copy: the payload is an iovec into the registered buffer).
+ * Consecutive new packets of equal length go several to a datagram with
+ * UDP_SEGMENT (UDP GSO, up to the EV profile's gso_burst): one skb through
+ * the stack and TC egress, which gives it one EV; the NIC (or the kernel
+ * at the last software hop) cuts it into the ordinary packets.
  *
  * Layer "send" (see LAYERS and send.h). Acknowledgement work happens in
  * XDP (bpf/mrc.bpf.c); this side reacts to what XDP reports through the
@@ -16,6 +20,9 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <endian.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/udp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -38,12 +45,52 @@ struct data_hdr {
 	uint32_t imm;
 } __attribute__((packed));
 
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+
+/*
+ * Largest UDP payload of one GSO datagram: the IPv4 total length (65535)
+ * less the IPv4 and UDP headers (the kernel's own check; IPv6 allows 20
+ * bytes more).
+ */
+#define GSO_MAX_PAYLOAD	(65535 - 20 - 8)
+
+/*
+ * One sendmmsg: up to MRC_TX_BATCH datagrams holding up to MRC_TX_PKTS
+ * packets. Datagram m holds packets first[m] .. first[m] + count[m] - 1;
+ * with count > 1 it is a GSO datagram of segments seg_len[m] long (the
+ * last may be shorter), its iovecs hdr0, data0..., hdr1, data1...
+ */
 struct tx_batch {
-	int n;
+	int n;				/* datagrams */
+	int npkts;			/* packets in them */
+	int niov;			/* iovecs used */
+	uint32_t burst;			/* most packets a datagram; 1 = no GSO */
+	bool open;			/* datagram n - 1 may take the next new packet */
 	struct mmsghdr msgs[MRC_TX_BATCH];
-	struct iovec iov[MRC_TX_BATCH][1 + MRC_MAX_SGE];
-	struct data_hdr hdr[MRC_TX_BATCH];
+	uint16_t first[MRC_TX_BATCH], count[MRC_TX_BATCH];
+	uint32_t seg_len[MRC_TX_BATCH];	/* UDP payload of its first packet */
+	uint32_t bytes[MRC_TX_BATCH];	/* UDP payload of all its packets */
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl[MRC_TX_BATCH];
+	struct iovec iov[MRC_TX_PKTS * (1 + MRC_MAX_SGE)];
+	struct data_hdr hdr[MRC_TX_PKTS];
 };
+
+/*
+ * No room for another datagram, or (the last one closed) for a whole
+ * burst: a burst cut short by the batch would be a small datagram at a
+ * fixed place in every batch, and the EV rotation would give some paths
+ * more of them than others.
+ */
+static bool batch_full(const struct tx_batch *b)
+{
+	return b->n == MRC_TX_BATCH || b->npkts == MRC_TX_PKTS ||
+	       (!b->open && MRC_TX_PKTS - b->npkts < (int)b->burst);
+}
 
 static struct mrc_send_wqe *wqe_at(struct mrc_qp *qp, uint32_t idx)
 {
@@ -169,12 +216,57 @@ static int payload_iov(const struct mrc_send_wqe *wqe, uint64_t off,
 	return n;
 }
 
+/*
+ * May the next packet (wire length len, niov iovecs) be one more segment
+ * of the open datagram? Segments are cut at seg_len, so only the last may
+ * be shorter; the kernel takes at most 64 KB and IOV_MAX iovecs.
+ */
+static bool may_join(const struct tx_batch *b, uint32_t len, int niov)
+{
+	int m = b->n - 1;
+
+	return b->open && len <= b->seg_len[m] &&
+	       b->bytes[m] + len <= GSO_MAX_PAYLOAD &&
+	       b->msgs[m].msg_hdr.msg_iovlen + (size_t)niov <= IOV_MAX;
+}
+
+static void join_datagram(struct tx_batch *b, uint32_t len, int niov)
+{
+	int m = b->n - 1;
+
+	b->msgs[m].msg_hdr.msg_iovlen += (size_t)niov;
+	b->count[m]++;
+	b->bytes[m] += len;
+	/* A shorter segment ends it; so does the burst or the size limit. */
+	if (len < b->seg_len[m] || b->count[m] >= b->burst ||
+	    b->bytes[m] + b->seg_len[m] > GSO_MAX_PAYLOAD)
+		b->open = false;
+}
+
+static void new_datagram(struct mrc_qp *qp, struct tx_batch *b,
+			 struct iovec *iov, uint32_t len, int niov, bool burst)
+{
+	struct msghdr *mh = &b->msgs[b->n].msg_hdr;
+
+	memset(&b->msgs[b->n], 0, sizeof(b->msgs[b->n]));
+	mh->msg_iov = iov;
+	mh->msg_iovlen = (size_t)niov;
+	/* The path choice is a seam: TC egress stamps the EV and plane. */
+	mh->msg_name = &qp->peers[0];
+	mh->msg_namelen = sizeof(qp->peers[0]);
+	b->first[b->n] = (uint16_t)b->npkts;
+	b->count[b->n] = 1;
+	b->seg_len[b->n] = b->bytes[b->n] = len;
+	b->n++;
+	b->open = burst && b->burst > 1;
+}
+
 static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 		       const struct mrc_send_wqe *wqe, uint32_t k, bool retx,
 		       bool ack_req)
 {
-	struct data_hdr *h = &b->hdr[b->n];
-	struct iovec *iov = b->iov[b->n];
+	struct data_hdr *h = &b->hdr[b->npkts];
+	struct iovec *iov = &b->iov[b->niov];
 	uint32_t mtu = wqe->mtu;
 	uint64_t off = (uint64_t)k * mtu;
 	uint32_t len = wqe->length - off < mtu ? (uint32_t)(wqe->length - off) : mtu;
@@ -182,6 +274,7 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	uint8_t op = packet_opcode(wqe, k), flags = MRC_BTH_F_TS;
 	struct mrc_bth bth;
 	size_t hlen;
+	int niov;
 
 	if (k == wqe->npkts - 1 || retx || ack_req || psn % MRC_ACK_EVERY == 0)
 		flags |= MRC_BTH_F_ACK_REQ;
@@ -202,13 +295,14 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 
 	iov[0].iov_base = h;
 	iov[0].iov_len = hlen;
-	memset(&b->msgs[b->n], 0, sizeof(b->msgs[b->n]));
-	b->msgs[b->n].msg_hdr.msg_iov = iov;
-	b->msgs[b->n].msg_hdr.msg_iovlen = 1 + payload_iov(wqe, off, len, iov + 1);
-	/* The path choice is a seam: TC egress stamps the EV and plane. */
-	b->msgs[b->n].msg_hdr.msg_name = &qp->peers[0];
-	b->msgs[b->n].msg_hdr.msg_namelen = sizeof(qp->peers[0]);
-	b->n++;
+	niov = 1 + payload_iov(wqe, off, len, iov + 1);
+	/* A resend goes alone: TC gives it its own path, not the lost one. */
+	if (!retx && may_join(b, (uint32_t)hlen + len, niov))
+		join_datagram(b, (uint32_t)hlen + len, niov);
+	else
+		new_datagram(qp, b, iov, (uint32_t)hlen + len, niov, !retx);
+	b->niov += niov;
+	b->npkts++;
 
 	qp->counters.tx_packets++;
 	qp->counters.tx_bytes += len;
@@ -220,28 +314,73 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 
 static void queue_retx(struct mrc_qp *qp, uint32_t psn);
 
+/* The UDP_SEGMENT option of every datagram of more than one packet. */
+static void attach_gso(struct tx_batch *b)
+{
+	for (int m = 0; m < b->n; m++) {
+		struct msghdr *mh = &b->msgs[m].msg_hdr;
+		struct cmsghdr *cm;
+		uint16_t seg = (uint16_t)b->seg_len[m];
+
+		if (b->count[m] < 2)
+			continue;
+		mh->msg_control = b->ctl[m].buf;
+		mh->msg_controllen = sizeof(b->ctl[m].buf);
+		cm = CMSG_FIRSTHDR(mh);
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+	}
+}
+
 /*
- * Returns how many were sent; a full socket buffer just ends the round.
+ * Did the kernel refuse the datagram's UDP_SEGMENT (no GSO for this
+ * socket or route), rather than run out of buffer?
+ */
+static bool gso_refused(const struct tx_batch *b, int m, int err)
+{
+	return b->count[m] > 1 &&
+	       (err == EINVAL || err == EIO || err == EMSGSIZE || err == ENOPROTOOPT);
+}
+
+/*
+ * True when every datagram went; a full socket buffer just ends the round.
  * The packets it could not send are queued to go again next round: their
  * PSNs already count as sent, and waiting for loss detection or the
- * timer to notice would stall the window for nothing.
+ * timer to notice would stall the window for nothing. A datagram goes
+ * whole or not at all, so an unsent burst is all its PSNs. A kernel that
+ * refuses UDP_SEGMENT turns the context's bursts off (counted); the
+ * refused packets go again, one a datagram.
  */
-static int flush_batch(struct mrc_qp *qp, struct tx_batch *b)
+static bool flush_batch(struct mrc_qp *qp, struct tx_batch *b)
 {
 	int sent = 0;
+	bool all;
 
+	attach_gso(b);
 	while (sent < b->n) {
 		int r = sendmmsg(qp->ctx->sock, b->msgs + sent, b->n - sent, 0);
 
+		if (r < 0 && gso_refused(b, sent, errno)) {
+			qp->ctx->gso_refused = true;
+			qp->counters.gso_fallbacks++;
+			b->burst = 1;
+		}
 		if (r <= 0)
 			break;
+		for (int m = sent; m < sent + r; m++)
+			qp->counters.tx_gso_sends += b->count[m] > 1;
 		sent += r;
 	}
-	for (int i = sent; i < b->n; i++)
-		queue_retx(qp, mrc_psn_extend(qp->snd_nxt,
-					      ntohl(b->hdr[i].bth.psn) & MRC_PSN_MASK));
-	b->n = 0;
-	return sent;
+	for (int m = sent; m < b->n; m++)
+		for (int i = b->first[m]; i < b->first[m] + b->count[m]; i++)
+			queue_retx(qp, mrc_psn_extend(qp->snd_nxt,
+						      ntohl(b->hdr[i].bth.psn) & MRC_PSN_MASK));
+	all = sent == b->n;
+	b->n = b->npkts = b->niov = 0;
+	b->open = false;
+	return all;
 }
 
 /* ---- what to send ------------------------------------------------------ */
@@ -292,7 +431,7 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 		if (!wqe)
 			continue;
 		add_packet(qp, b, wqe, psn - wqe->first_psn, true, false);
-		if (b->n == MRC_TX_BATCH)
+		if (batch_full(b))
 			flush_batch(qp, b);
 	}
 }
@@ -322,7 +461,7 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 			qp->sq_next_pkt = 0;
 			qp->sq_send++;
 		}
-		if (b->n == MRC_TX_BATCH && flush_batch(qp, b) < MRC_TX_BATCH)
+		if (batch_full(b) && !flush_batch(qp, b))
 			break;	/* socket full: the rest goes next round */
 	}
 }
@@ -579,6 +718,22 @@ static void reclaim_completions(struct mrc_qp *qp)
 	}
 }
 
+/*
+ * Packets per datagram this round: the EV profile's burst, within the
+ * congestion window's cap; 1 once the kernel refused UDP_SEGMENT.
+ */
+static uint32_t burst_of(const struct mrc_qp *qp)
+{
+	uint32_t burst = qp->gso_burst, cap;
+
+	if (qp->ctx->gso_refused || burst < 2)
+		return 1;
+	if (burst > MRC_GSO_BURST_MAX)
+		burst = MRC_GSO_BURST_MAX;
+	cap = mrc_cc_burst_cap(qp);
+	return burst < cap ? burst : cap;
+}
+
 void mrc_tx_progress(struct mrc_qp *qp)
 {
 	struct tx_batch b;
@@ -591,7 +746,9 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	if (qp->state != MRC_QP_RTS)
 		return;
 	mrc_cc_refresh(qp);
-	b.n = 0;
+	b.n = b.npkts = b.niov = 0;
+	b.open = false;
+	b.burst = burst_of(qp);
 	send_retransmissions(qp, &b);
 	send_new(qp, &b);
 	flush_batch(qp, &b);

@@ -402,3 +402,67 @@ __u32 ev_word(const struct mrc_qp_evs *e, __u32 i)
 {
 	return e->ev[i].word;
 }
+
+/* ====================================================================== */
+/* UDP GSO super-packets to the peer (TC)                                 */
+/* ====================================================================== */
+
+/*
+ * A super-packet of n segments from PSN psn: the outer headers of segment
+ * 0, then the UDP payload (MRC headers + data) of each segment back to
+ * back, IP and UDP lengths of the whole, as the kernel builds it from a
+ * UDP_SEGMENT send. *seg_len gets the gso_size; retx_seg >= 0 marks that
+ * segment a resend.
+ */
+size_t gso_frame(__u8 *buf, const struct hdrs *h, __u32 psn, __u32 n,
+			enum gso_fault fault, __u32 bad_seg, int retx_seg,
+			__u32 *seg_len)
+{
+	__u8 one[PKT_MAX];
+	size_t len = 0, off = 0;
+
+	for (__u32 i = 0; i < n; i++) {
+		struct data_spec d = dspec(MRC_OP_WRITE_MIDDLE, psn + i, GSO_PAYLOAD);
+		size_t l;
+
+		d.dqpn = REMOTE_QPN;
+		d.key = PEER_KEY;
+		d.flags = (int)i == retx_seg ? MRC_BTH_F_RETX : 0;
+		if (fault && i == bad_seg) {
+			if (fault == GSO_PSN_GAP)
+				d.psn++;
+			else if (fault == GSO_OTHER_QP)
+				d.dqpn = REMOTE_QPN + 1;
+			else if (fault == GSO_OTHER_KEY)
+				d.key = PEER_KEY ^ 1;
+			else
+				d.opcode = MRC_OP_SACK;
+		}
+		l = data_frame(one, h, &d);
+		if (i == 0) {
+			memcpy(buf, one, l);
+			off = l4_off(one) + 8;
+			len = l;
+			*seg_len = (__u32)(l - off);
+			continue;
+		}
+		memcpy(buf + len, one + off, l - off);
+		len += l - off;
+	}
+	set_udp_len(buf, (__u16)(len - l4_off(buf)));
+	if (!pkt_is_ipv6(buf)) {
+		put16(buf + ETH_LEN + 2, (__u16)(len - ETH_LEN));
+		ipv4_csum_fill(buf);
+	} else
+		put16(buf + ETH_LEN + 4, (__u16)(len - ETH_LEN - 40));
+	return len;
+}
+
+void run_gso(const __u8 *pkt, size_t len, __u32 segs, __u32 size,
+		    struct run *r)
+{
+	struct __sk_buff in = { .gso_segs = segs, .gso_size = size }, out;
+
+	run_tc_skb(pkt, len, &in, &out, r);
+}
+

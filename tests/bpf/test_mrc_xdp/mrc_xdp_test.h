@@ -146,6 +146,24 @@ __u32 ev_word(const struct mrc_qp_evs *e, __u32 i);
 
 size_t tc_data_psn(__u8 *buf, const struct hdrs *h, __u32 psn, __u8 flags);
 size_t tc_data_frame(__u8 *buf, const struct hdrs *h);
+
+/* ---- UDP GSO super-packets (TC) ------------------------------------------ */
+
+#define GSO_PAYLOAD	300	/* payload bytes of each segment (tc_data_psn) */
+
+/* How to spoil segment `seg` of a burst (0 = a good burst). */
+enum gso_fault {
+	GSO_OK = 0,
+	GSO_PSN_GAP,		/* its PSN skips one */
+	GSO_OTHER_QP,		/* addressed to another QP */
+	GSO_OTHER_KEY,		/* another key */
+	GSO_NOT_DATA,		/* opcode ACK-like (not DATA) */
+};
+
+size_t gso_frame(__u8 *buf, const struct hdrs *h, __u32 psn, __u32 n,
+		 enum gso_fault fault, __u32 bad_seg, int retx_seg, __u32 *seg_len);
+/* mrc_tc_tx on a GSO skb of segs segments of size bytes. */
+void run_gso(const __u8 *pkt, size_t len, __u32 segs, __u32 size, struct run *r);
 /* TC_ACT_OK, UDP sport `sport`, checksum valid, nothing else but sport,
  * checksum and (IPv6, flow_changed) flow label bytes 2-3 changed. */
 void expect_stamped(const struct run *r, const __u8 *in, size_t len,

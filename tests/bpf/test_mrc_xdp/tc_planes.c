@@ -163,6 +163,33 @@ TEST_CASE(test_tc_plane_move_ipv6, "mrc.tc_plane_move_ipv6")
 	ASSERT_EQ(get32(r.out + ETH_LEN), 0x6005ABCD, "STEV: flow label 0x5ABCD");
 }
 
+/* A GSO burst moves to the EV's plane once, whole; every PSN says plane 2. */
+TEST_CASE(test_tc_plane_move_gso, "mrc.tc_plane_move_gso")
+{
+	static const struct mrc_ev_entry tab[] = { ACT(0x2222, 2) };
+	struct __sk_buff in = { .gso_segs = 3 }, out;
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX];
+	__u32 seg;
+	size_t len;
+	struct run r;
+
+	if (!have_plane2())
+		return;
+	setup_planes(MRC_EVF_UDP, 0, tab, 1);
+	len = gso_frame(pkt, &h, TC_PSN, 3, GSO_OK, 0, -1, &seg);
+	in.gso_size = seg;
+	run_tc_skb(pkt, len, &in, &out, &r);
+	ASSERT_EQ(r.ret, TC_ACT_REDIRECT, "verdict TC_ACT_REDIRECT");
+	ASSERT_EQ(out.mark, MRC_SKB_MARK_SPRAYED, "skb mark: sprayed");
+	ASSERT_MEM_EQ(r.out + ETH_LEN + 16, p2_peer4, 4, "IPv4 daddr: peer on plane 2");
+	ASSERT_TRUE(ipv4_csum_ok(r.out), "IPv4 header checksum valid");
+	for (__u32 i = 0; i < 3; i++)
+		ASSERT_EQ(get_rec(TC_PSN + i).plane, 2, "every PSN: plane 2");
+	ASSERT_EQ(ev_ctr(0).packets, 3, "ev_stats[0].packets: the segments");
+	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 3, "qp_stats.tx_stamped");
+}
+
 /* A packet TC already moved (its mark says so) passes as it is. */
 TEST_CASE(test_tc_plane_sprayed_mark, "mrc.tc_plane_sprayed_mark")
 {
