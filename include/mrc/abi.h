@@ -871,7 +871,7 @@ struct mrc_ev_profile_rec {
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 200 + 8 * MRC_MAX_EVS);
 /* At most UDP_MAX_SEGMENTS of old kernels; TC's loops walk this many. */
 #define MRC_GSO_BURST_MAX	64
-#define MRC_GSO_BURST_DEFAULT	16
+#define MRC_GSO_BURST_DEFAULT	1
 
 /* ---------------------------------------------------------------------- */
 /* Congestion control: NSCC (Ultra Ethernet), one window per destination   */

@@ -50,7 +50,7 @@ int cmd_usage_error(FILE *f, const char *name, const char *fmt, ...)
 	"  --min-active N         fewest active EVs (default count / 2)\n" \
 	"  --backups N            backup EVs per plane (default 0)\n" \
 	"  --burst N              packets of one EV per UDP GSO send, 1..64\n" \
-	"                         (default 16; 1 = every packet its own path)\n"
+	"                         (default 1: every packet its own path)\n"
 
 #define CC_PROFILE_SYNOPSIS \
 	"[--algo nscc|none] [--base-rtt-us N] [--target-delay-us N]\n" \
