@@ -734,8 +734,7 @@ enum mrc_event_type {
 	MRC_EVT_LOSS		= 2,	/* resend psn (SACK hole or NACK) */
 	MRC_EVT_QP_FATAL	= 3,	/* the peer refused: QP to ERROR */
 	MRC_EVT_WINDOW		= 4,	/* a full window opened (wakes libmrc) */
-	MRC_EVT_SACK_DUE	= 5,	/* XDP dropped a duplicate: a SACK is owed
-					 * (sack_pending 0 -> 1; wakes libmrc) */
+	MRC_EVT_SACK_DUE	= 5,	/* a duplicate made a SACK owed: wakes libmrc */
 };
 
 struct mrc_event {
@@ -1197,6 +1196,5 @@ static inline __u32 mrc_slot_to_qpn(__u32 slot)
 {
 	return slot + 1;
 }
-
 
 #endif /* MRC_ABI_H */
