@@ -155,7 +155,9 @@ check "... mrcd read them (no probe of its asked: stale)" wait_value h1 probing 
 end
 
 # A live QP h1 -> h2: h1 learns h2 as its peer too.
-lab exec h1 "$PERF" client "$H2" --json --timeout-s 120 --size 4k --depth 1 \
+# Not the lab() function: backgrounded, it is a subshell, and $! would
+# not be the process that execs down to mrc-perf (kill would orphan it).
+"$LAB_CMD" exec --name "$LAB" h1 "$PERF" client "$H2" --json --timeout-s 120 --size 4k --depth 1 \
 	--bytes 64g > "$tmp/long.json" 2> "$tmp/long.err" &
 CLIENT_PID=$!
 for ((i = 0; i < 100; i++)); do

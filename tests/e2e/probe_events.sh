@@ -121,7 +121,9 @@ end
 # --------------------------------------------------------------------------
 # A long transfer h1 -> h2 and an event stream on each host.
 start_long_client() {
-	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 64k --depth 4 \
+	# Not the lab() function: backgrounded, it is a subshell, and $! would
+	# not be the process that execs down to mrc-perf (kill would orphan it).
+	"$LAB_CMD" exec --name "$LAB" h1 "$PERF" client "$H2" --json --timeout-s 60 --size 64k --depth 4 \
 		--bytes 64g > "$tmp/long.json" 2> "$tmp/long.err" &
 	CLIENT_PID=$!
 	local i
