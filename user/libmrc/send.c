@@ -431,8 +431,13 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 		if (!wqe)
 			continue;
 		add_packet(qp, b, wqe, psn - wqe->first_psn, true, false);
-		if (batch_full(b))
-			flush_batch(qp, b);
+		/*
+		 * A socket that refuses (full, or its network gone) requeues
+		 * the batch at the tail of this very queue: stop for this
+		 * round, or the loop would never end.
+		 */
+		if (batch_full(b) && !flush_batch(qp, b))
+			break;
 	}
 }
 
