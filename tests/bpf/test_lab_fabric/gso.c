@@ -50,17 +50,8 @@ static void run_gso(const struct port *p, const __u8 *pkt, size_t len, __u32 seg
 {
 	struct __sk_buff ctx_in = { .ifindex = LO_IFINDEX, .gso_segs = segs,
 				    .gso_size = size };
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		    .data_in = pkt, .data_size_in = (__u32)len,
-		    .data_out = r->out, .data_size_out = sizeof(r->out),
-		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in),
-		    .ctx_out = &r->ctx, .ctx_size_out = sizeof(r->ctx),
-		    .repeat = 1);
 
-	memset(&r->ctx, 0, sizeof(r->ctx));
-	r->err = bpf_prog_test_run_opts(p->prog_fd, &opts);
-	r->verdict = opts.retval;
-	r->out_len = opts.data_size_out;
+	run_pkt_ctx(p, pkt, len, &ctx_in, r);
 }
 
 static __u64 backlog_of(const struct port *p)

@@ -116,6 +116,8 @@ struct run {
 
 /* Run the port's program once on `pkt` as seen on loopback. */
 void run_pkt(const struct port *p, const void *pkt, size_t len, struct run *r);
+void run_pkt_ctx(const struct port *p, const void *pkt, size_t len,
+		 struct __sk_buff *ctx_in, struct run *r);
 /* Name the packet of a sequence that failed an assertion. */
 void note_packet(int failed_before, int i);
 /* The packet left the port exactly as it came in. */

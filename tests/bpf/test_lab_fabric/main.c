@@ -168,14 +168,14 @@ void expect_stats(const struct port *p, const struct lab_port_stats *want)
 	ASSERT_EQ(got.malformed, want->malformed, "stats.malformed");
 }
 
-/* Run the port's program once on `pkt` as seen on loopback. */
-void run_pkt(const struct port *p, const void *pkt, size_t len, struct run *r)
+/* Run the port's program once on `pkt` with the skb fields of ctx_in. */
+void run_pkt_ctx(const struct port *p, const void *pkt, size_t len,
+		 struct __sk_buff *ctx_in, struct run *r)
 {
-	struct __sk_buff ctx_in = { .ifindex = p->ifindex ? p->ifindex : LO_IFINDEX };
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = pkt, .data_size_in = (__u32)len,
 		    .data_out = r->out, .data_size_out = sizeof(r->out),
-		    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in),
+		    .ctx_in = ctx_in, .ctx_size_in = sizeof(*ctx_in),
 		    .ctx_out = &r->ctx, .ctx_size_out = sizeof(r->ctx),
 		    .repeat = 1);
 
@@ -183,6 +183,14 @@ void run_pkt(const struct port *p, const void *pkt, size_t len, struct run *r)
 	r->err = bpf_prog_test_run_opts(p->prog_fd, &opts);
 	r->verdict = opts.retval;
 	r->out_len = opts.data_size_out;
+}
+
+/* Run the port's program once on `pkt` as seen on loopback. */
+void run_pkt(const struct port *p, const void *pkt, size_t len, struct run *r)
+{
+	struct __sk_buff ctx_in = { .ifindex = p->ifindex ? p->ifindex : LO_IFINDEX };
+
+	run_pkt_ctx(p, pkt, len, &ctx_in, r);
 }
 
 /* Name the packet of a sequence that failed an assertion. */
