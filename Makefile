@@ -263,7 +263,7 @@ install: all
 	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
 	install -m 0644 $(filter-out %/trivial.bpf.o,$(BPF_OBJS)) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
 	install -d $(DESTDIR)$(PREFIX)/include/mrc
-	install -m 0644 include/mrc/mrc.h include/mrc/abi.h $(DESTDIR)$(PREFIX)/include/mrc/
+	install -m 0644 include/mrc/mrc.h include/mrc/abi.h include/mrc/abi_cc.h $(DESTDIR)$(PREFIX)/include/mrc/
 	install -m 0644 $(LIBMRC) $(DESTDIR)$(PREFIX)/lib/
 	for p in mrcd mrcctl mrc-perf; do ln -sf ../lib/mrc-xdp/$$p $(DESTDIR)$(PREFIX)/bin/$$p; done
 	$(if $(wildcard docs/man/*.8),install -m 0644 $(wildcard docs/man/*.8) \

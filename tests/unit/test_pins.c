@@ -22,8 +22,12 @@ TEST_STATE_DEFINE;
 
 static char dir[64];
 
-/* Create and pin a map of spec's shape, with value_size changed by delta. */
-static int pin_like(enum mrc_pin id, int value_delta)
+/*
+ * Create and pin a map of spec's shape, with value_size changed by delta
+ * and sized for max_qps QPs and max_ctx contexts where it scales.
+ */
+static int pin_sized(enum mrc_pin id, int value_delta, uint32_t max_qps,
+		     uint32_t max_ctx)
 {
 	const struct mrc_pin_spec *s = mrc_pin_spec(id);
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = s->flags);
@@ -31,7 +35,7 @@ static int pin_like(enum mrc_pin id, int value_delta)
 	int fd, rc;
 
 	fd = bpf_map_create(s->type, s->name, s->key_size, s->value_size + value_delta,
-			    s->max_entries, &o);
+			    mrc_pin_entries(s, max_qps, max_ctx), &o);
 	if (fd < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
@@ -39,6 +43,11 @@ static int pin_like(enum mrc_pin id, int value_delta)
 	rc = bpf_obj_pin(fd, path) ? -errno : 0;
 	close(fd);
 	return rc;
+}
+
+static int pin_like(enum mrc_pin id, int value_delta)
+{
+	return pin_sized(id, value_delta, MRC_MAX_QPS, MRC_MAX_CTX);
 }
 
 static int set_abi_version(__u32 version)
@@ -96,6 +105,8 @@ TEST_CASE(test_abi_version_checked, "pins.abi_version_checked")
 	char err[256] = "";
 
 	ASSERT_EQ(pin_like(MRC_PIN_CFG, 0), 0, "pin mrc_cfg");
+	ASSERT_EQ(pin_like(MRC_PIN_QPS, 0), 0, "pin mrc_qps");
+	ASSERT_EQ(pin_like(MRC_PIN_CTX_OWNER, 0), 0, "pin mrc_ctx_owner");
 	ASSERT_EQ(pin_like(MRC_PIN_TX, 0), 0, "pin mrc_tx");
 	ASSERT_EQ(mrc_pins_open(&p, dir, which, 1, err, sizeof(err)), -ENODATA,
 		  "unconfigured");
@@ -111,6 +122,56 @@ TEST_CASE(test_abi_version_checked, "pins.abi_version_checked")
 	ASSERT_EQ(p.fd[MRC_PIN_RX], -1, "only what was asked");
 	mrc_pins_close(&p);
 	ASSERT_EQ(p.fd[MRC_PIN_TX], -1, "closed");
+}
+
+/* The limits come from the maps; a map sized for other limits is refused. */
+TEST_CASE(test_limits_learned, "pins.limits_learned_from_maps")
+{
+	const enum mrc_pin which[] = { MRC_PIN_TX, MRC_PIN_PEERS, MRC_PIN_QP_OWNER };
+	struct mrc_pins p;
+	char err[256] = "";
+	int fd;
+
+	ASSERT_EQ(pin_like(MRC_PIN_CFG, 0), 0, "pin mrc_cfg");
+	ASSERT_EQ(set_abi_version(MRC_ABI_VERSION), 0, "this version");
+	ASSERT_EQ(pin_sized(MRC_PIN_QPS, 0, 1000, 7), 0, "mrc_qps for 1000");
+	ASSERT_EQ(pin_sized(MRC_PIN_CTX_OWNER, 0, 1000, 7), 0, "mrc_ctx_owner for 7");
+	ASSERT_EQ(pin_sized(MRC_PIN_TX, 0, 1000, 7), 0, "mrc_tx for 1000");
+	ASSERT_EQ(pin_sized(MRC_PIN_PEERS, 0, 1000, 7), 0, "mrc_peers for 1000");
+	ASSERT_EQ(pin_sized(MRC_PIN_QP_OWNER, 0, 1000, 7), 0, "mrc_qp_owner for 1000");
+	ASSERT_EQ(mrc_pins_open(&p, dir, which, 3, err, sizeof(err)), 0, err);
+	ASSERT_EQ(p.max_qps, 1000, "max_qps learned");
+	ASSERT_EQ(p.max_ctx, 7, "max_ctx learned");
+	mrc_pins_close(&p);
+
+	ASSERT_EQ(pin_sized(MRC_PIN_TX, 0, 999, 7), 0, "mrc_tx for 999");
+	ASSERT_EQ(mrc_pins_open(&p, dir, which, 3, err, sizeof(err)), -EPROTO,
+		  "sizes differ");
+	ASSERT_TRUE(strstr(err, "mrc_tx") && strstr(err, "1000 QPs"), err);
+	ASSERT_EQ(p.fd[MRC_PIN_QPS], -1, "nothing left open");
+	/* Alone, a scaled map opens at any size a limit allows. */
+	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+	ASSERT_TRUE(fd >= 0, err);
+	if (fd >= 0)
+		close(fd);
+	ASSERT_EQ(pin_sized(MRC_PIN_TX, 0, MRC_QPS_LIMIT + 1, 7), 0, "mrc_tx too big");
+	ASSERT_EQ(mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err)), -EPROTO, "over the limit");
+	ASSERT_TRUE(strstr(err, "entry count") != NULL, err);
+}
+
+/* The build's map sizes are the defaults of the scaled maps. */
+TEST_CASE(test_scaled_specs, "pins.scaled_specs_use_defaults")
+{
+	for (unsigned int i = 0; i < MRC_PIN__COUNT; i++) {
+		const struct mrc_pin_spec *s = mrc_pin_spec(i);
+
+		ASSERT_EQ(mrc_pin_entries(s, MRC_MAX_QPS, MRC_MAX_CTX), s->max_entries,
+			  s->name);
+	}
+	ASSERT_EQ(mrc_pin_spec(MRC_PIN_QPS)->scale, MRC_PIN_PER_QP, "mrc_qps per QP");
+	ASSERT_EQ(mrc_pin_spec(MRC_PIN_CTX_OWNER)->scale, MRC_PIN_PER_CTX, "ctx");
+	ASSERT_EQ(mrc_pin_spec(MRC_PIN_PEERS)->scale, MRC_PIN_PER_QP_ADDR, "peers");
+	ASSERT_EQ(mrc_pin_spec(MRC_PIN_PLANES)->scale, MRC_PIN_FIXED, "planes");
 }
 
 int main(void)

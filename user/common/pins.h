@@ -47,15 +47,33 @@ enum mrc_pin {
 	MRC_PIN__COUNT
 };
 
+/*
+ * How a map's entry count follows the limits mrcd was started with
+ * (--max-qps, --max-contexts): a set learns the limits from mrc_qps and
+ * mrc_ctx_owner and checks every other map against them.
+ */
+enum mrc_pin_scale {
+	MRC_PIN_FIXED,		/* max_entries as listed */
+	MRC_PIN_PER_QP,		/* one entry per QP (or per window slot) */
+	MRC_PIN_PER_QP_ADDR,	/* MRC_MAX_PEER_ADDRS entries per QP */
+	MRC_PIN_PER_CTX,	/* one entry per context (process) */
+};
+
 /* What this build expects of one pinned map. */
 struct mrc_pin_spec {
 	const char *name;	/* file name under the pin folder */
 	uint32_t type;		/* enum bpf_map_type */
 	uint32_t key_size;
 	uint32_t value_size;	/* per CPU for per-CPU maps */
-	uint32_t max_entries;	/* bytes for a ring buffer */
+	/* Bytes for a ring buffer; the build's default for scaled maps. */
+	uint32_t max_entries;
 	uint32_t flags;		/* map_flags that matter (BPF_F_MMAPABLE) */
+	uint32_t scale;		/* enum mrc_pin_scale */
 };
+
+/* The entry count a map of spec s has under the limits max_qps, max_ctx. */
+uint32_t mrc_pin_entries(const struct mrc_pin_spec *s, uint32_t max_qps,
+			 uint32_t max_ctx);
 
 const struct mrc_pin_spec *mrc_pin_spec(enum mrc_pin id);
 
@@ -68,7 +86,9 @@ int mrc_pin_path(char *buf, size_t len, const char *dir, enum mrc_pin id,
 
 /*
  * Check an open map against the spec: 0, or -EPROTO with a message naming
- * the field that differs and what to do.
+ * the field that differs and what to do. A scaled map's entry count is
+ * only checked against the limits' range here (mrc_pins_open checks it
+ * against the limits the set learned).
  */
 int mrc_pin_check(int fd, enum mrc_pin id, const char *dir, char *err,
 		  size_t errlen);
@@ -85,16 +105,22 @@ int mrc_pin_open(const char *dir, enum mrc_pin id, char *err, size_t errlen);
  */
 int mrc_pins_check_abi(int cfg_fd, const char *dir, char *err, size_t errlen);
 
-/* A set of open maps: fd[id], -1 where not opened. */
+/*
+ * A set of open maps: fd[id], -1 where not opened, and the limits mrcd
+ * sized the maps for (learned from the maps themselves at open).
+ */
 struct mrc_pins {
 	int fd[MRC_PIN__COUNT];
+	uint32_t max_qps;	/* QP numbers are 1..max_qps */
+	uint32_t max_ctx;	/* processes (contexts) at once */
 };
 
 void mrc_pins_init(struct mrc_pins *p);
 
 /*
  * Open the n maps in which (every map when which is NULL), each checked,
- * and mrc_cfg's ABI version. On failure nothing stays open and the
+ * and mrc_cfg's ABI version; learn max_qps and max_ctx from mrc_qps and
+ * mrc_ctx_owner (always opened). On failure nothing stays open and the
  * message names the first map that failed.
  */
 int mrc_pins_open(struct mrc_pins *p, const char *dir,
