@@ -86,10 +86,14 @@ ctl h1 "${EXPAND[@]}" --ev 0x2D6 0 0x3ff --json
 check "ev expand --json" eq "$(jq -c . "$tmp/out")" \
 	'[{"compact":"0x2d6","wire":"0x8b0700f2"},{"compact":"0x0","wire":"0x800500e0"},{"compact":"0x3ff","wire":"0x8f0f08f3"}]'
 ctl h1 ev expand --fmt-fields 16,16 --field width=16,init=0x8207,mask=0x0F0A \
-	--field width=12,init=0x0F0,max=0x0F0,mask=0x813 --ev 0x2D6,0x2D0
+	--field width=12,init=0x0F0,max=5,mask=0x813 --ev 0x2D6,0x2D0
 check "ev expand: an invalid EV is exit 1" rc_is 1
 check "ev expand: says why" eq "$(out)" "$(printf '%s\n' \
-	'0x2d6 -> invalid: field 2: value 0xf2 outside [0x0, 0xf0]' '0x2d0 -> 0x8b0700e0')"
+	'0x2d6 -> invalid: field 2: counter bits 0x6 outside [min 0x0, max 0x5]' '0x2d0 -> 0x8b0700e0')"
+# The OCP reference example: min/max bound the counter bits.
+ctl h1 ev expand --fmt-fields 16 --field width=16,init=0x100,mask=0xff,max=255 --ev 0 0x2a 0xff
+check "ev expand: reference example spans 0x100..0x1ff" eq "$(out)" "$(printf '%s\n' \
+	'0x0 -> 0x0100' '0x2a -> 0x012a' '0xff -> 0x01ff')"
 end
 
 # --------------------------------------------------------------------------

@@ -215,34 +215,83 @@ TEST_CASE(test_expand_stev_two_fields, "ev_profile.expand.stev_two_fields")
 	}
 }
 
+/*
+ * min and max bound each field's counter bits (the digit the mask
+ * receives), not its final value. The layout of the test above: field 1
+ * takes the top 6 compact bits, field 2 the low 4; compact 0x2D6 gives
+ * field 1 the digit 0x2D (value 0x8B07) and field 2 the digit 0x6.
+ */
 TEST_CASE(test_expand_min_max, "ev_profile.expand.min_max")
 {
 	static const uint8_t fmt[] = { 16, 16 };
 	struct ev_field f[2] = {
 		fld(16, 0x8207, 0, 0xFFFF, 0x0F0A),
-		fld(12, 0x0F0, 0, 0x0F0, 0x813),	/* max 0x0F0 */
+		fld(12, 0x0F0, 0, 5, 0x813),	/* counter bits 0..5 */
 	};
 	struct ev_layout l = layout(2, fmt, f);
 
-	/* compact 0x2D6 gives field 2 = 0x0F2 > 0x0F0 (see above). */
 	check_expand(&l, 0x2D6, -ERANGE, 0);
-	ASSERT_ERR_HAS("field 2: value 0xf2 outside [0x0, 0xf0]");
-	/* compact 0x2D0: field 2 = 0x0E0, in range. */
+	ASSERT_ERR_HAS("field 2: counter bits 0x6 outside [min 0x0, max 0x5]");
+	/* compact 0x2D5: digit 5 deposits bits 0 and 4: 0x0E0 | 0x011 = 0x0F1. */
+	check_expand(&l, 0x2D5, 0, 0x8B0700F1);
+	/* compact 0x2D0: digit 0, field 2 = 0x0E0 (init's bits outside the mask). */
 	check_expand(&l, 0x2D0, 0, 0x8B0700E0);
 
-	/* min 0xE1 refuses field 2 = 0x0E0 (digit 0). */
+	/* min 1 refuses digit 0; digit 1 gives 0x0E1. */
 	l.fields[1].max = 0xFFF;
-	l.fields[1].min = 0xE1;
+	l.fields[1].min = 1;
 	check_expand(&l, 0x2D0, -ERANGE, 0);
 	check_expand(&l, 0x2D1, 0, 0x8B0700E1);
 
-	/* Field 1 limits: compact 0x2D0 gives field 1 = 0x8B07; max 0x8B06 refuses it. */
+	/* Field 1's digit of 0x2D0 is 0x2D: max 0x2C refuses it, 0x2D takes it. */
 	l.fields[1].min = 0;
-	l.fields[0].max = 0x8B06;
+	l.fields[0].max = 0x2C;
 	check_expand(&l, 0x2D0, -ERANGE, 0);
-	ASSERT_ERR_HAS("field 1:");
-	l.fields[0].max = 0x8B07;
+	ASSERT_ERR_HAS("field 1: counter bits 0x2d outside");
+	l.fields[0].max = 0x2D;
 	check_expand(&l, 0x2D0, 0, 0x8B0700E0);
+	/* A value-like max (0x8B07, the old meaning) bounds nothing here. */
+	l.fields[0].max = 0x8B07;
+	check_expand(&l, 0x3FF, 0, 0x8F0F08F3);
+}
+
+/*
+ * The OCP reference generator's worked example: init 0x100, mask 0xff,
+ * max 255 spans 0x100..0x1ff. Digit d deposits into bits 0..7, so the
+ * value is 0x100 | d: d = 0 -> 0x100, d = 0x2A -> 0x12A, d = 255 ->
+ * 0x1FF; 256 EVs in that order. With min 16 and max 31: 0x110..0x11F.
+ * (Read as bounds of the value, max 255 would leave no EV at all.)
+ */
+TEST_CASE(test_reference_example, "ev_profile.generate.reference_example")
+{
+	struct ev_table_entry t[MRC_MAX_EVS];
+	struct ev_field f = fld(16, 0x100, 0, 255, 0xFF);
+	struct ev_profile p;
+	unsigned int i, n;
+	int ok = 1;
+
+	ASSERT_EQ(ev_profile_init(&p, 3, EV_PROFILE_GENERATED, MRC_EVF_UDP, err,
+				  sizeof(err)), 0, "init");
+	ASSERT_EQ(ev_profile_add_field(&p, &f, err, sizeof(err)), 0, "add field");
+	ASSERT_EQ(ev_profile_set_counts(&p, 256, 128, err, sizeof(err)), 0, "counts");
+	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), 0, err);
+	ASSERT_EQ(ev_profile_generate(&p, 1, 0, t, MRC_MAX_EVS, &n, err, sizeof(err)),
+		  0, err);
+	ASSERT_EQ(n, 256, "256 EVs");
+	for (i = 0; i < n && ok; i++)
+		ok = ASSERT_EQ(t[i].ev, 0x100 + i, "EV i is 0x100 + i");
+	ASSERT_EQ(t[0x2A].ev, 0x12A, "d = 0x2A");
+	ASSERT_EQ(t[255].ev, 0x1FF, "last EV");
+
+	ASSERT_EQ(ev_profile_clear_fields(&p, err, sizeof(err)), 0, "clear");
+	f = fld(16, 0x100, 16, 31, 0xFF);
+	ASSERT_EQ(ev_profile_add_field(&p, &f, err, sizeof(err)), 0, "min 16 max 31");
+	ASSERT_EQ(ev_profile_set_counts(&p, 16, 8, err, sizeof(err)), 0, "counts 16");
+	ASSERT_EQ(ev_profile_generate(&p, 1, 0, t, MRC_MAX_EVS, &n, err, sizeof(err)),
+		  0, err);
+	ASSERT_EQ(n, 16, "16 EVs");
+	ASSERT_EQ(t[0].ev, 0x110, "first 0x110");
+	ASSERT_EQ(t[15].ev, 0x11F, "last 0x11F");
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -478,13 +527,13 @@ TEST_CASE(test_validate_profile, "ev_profile.validate.profile")
 	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -ENOSPC, "too few EVs");
 	ASSERT_ERR_HAS("only 16 valid EVs, ev_min_active is 20");
 
-	/* A field whose fixed bits can never meet [min, max]. */
+	/* A field whose min is above every counter value its mask carries. */
 	ASSERT_EQ(ev_profile_clear_fields(&p, err, sizeof(err)), 0, "clear fields");
 	ASSERT_EQ(p.layout.n_fields, 0, "fields cleared");
-	f = fld(16, 0x8000, 0, 0x7FFF, 0x000F);	/* bit 15 fixed, max 0x7FFF */
+	f = fld(16, 0x8000, 16, 0x7FFF, 0x000F);	/* 4 bits: 0..15 */
 	ASSERT_EQ(ev_profile_add_field(&p, &f, err, sizeof(err)), 0, "add field");
 	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -ENOSPC, "empty field");
-	ASSERT_ERR_HAS("field 1: no value");
+	ASSERT_ERR_HAS("field 1: min 0x10 above the largest counter value its mask 0xf carries (0xf)");
 
 	/* Eight fields at most. */
 	ASSERT_EQ(ev_profile_clear_fields(&p, err, sizeof(err)), 0, "clear fields");
@@ -672,15 +721,14 @@ static void check_table(const struct ev_table_entry *t, unsigned int n,
 TEST_CASE(test_generate_planes, "ev_profile.generate.planes")
 {
 	/*
-	 * UDP, init 0x1000, mask 0x0F0F (N = 8), min 0x1010, max 0x1FF0.
-	 * value(d) = 0x1000 | (d >> 4) << 8 | (d & 0xF). d < 16 gives
-	 * 0x1000..0x100F < min: invalid. d = 16 gives 0x1100. The largest,
-	 * d = 255, gives 0x1F0F <= max. So 240 valid values, the first ones
+	 * UDP, init 0x1000, mask 0x0F0F (N = 8), counter bits min 16, max
+	 * 255. value(d) = 0x1000 | (d >> 4) << 8 | (d & 0xF). d = 16 gives
+	 * 0x1100, d = 255 gives 0x1F0F. So 240 valid values, the first ones
 	 * 0x1100, 0x1101, ..., 0x110F, 0x1200 (d = 32), ...
 	 */
 	static const unsigned int planes[] = { 1, 3, 4, 8 };
 	struct ev_table_entry t[MRC_MAX_EVS];
-	struct ev_field f = fld(16, 0x1000, 0x1010, 0x1FF0, 0x0F0F);
+	struct ev_field f = fld(16, 0x1000, 16, 255, 0x0F0F);
 	uint32_t want[MRC_MAX_EVS];
 	struct ev_profile p;
 	unsigned int i, n, nw;
@@ -738,15 +786,13 @@ TEST_CASE(test_generate_planes, "ev_profile.generate.planes")
  * each field's digits, so valid compact values are not one block: the
  * table must equal the brute-force walk of c = 0, 1, 2, ...
  *
- * Field 1: width 16, init 0x4000, mask 0x0330 (4 bits), min 0x4110,
- *          max 0x4320. Digits d: value 0x4000 | pdep(d, 0x330).
- *          d=0..4: 0x4000,0x4010,0x4020,0x4030,0x4100 < min (0x4110):
- *          first valid d = 5 (0x4110). d=13 -> 0x4310, d=14 -> 0x4320,
- *          d=15 -> 0x4330 > max. Valid d: 5..14 (10 values).
+ * Field 1: width 16, init 0x4000, mask 0x0330 (4 bits), counter bits
+ *          min 5, max 14. Digits d: value 0x4000 | pdep(d, 0x330).
+ *          d=5 (bits 0,2 -> mask bits 4,8) -> 0x4110, d=14 -> 0x4320.
+ *          Valid d: 5..14 (10 values).
  * Field 2: width 16, init 0, mask 0x00A5 (bits 0,2,5,7; 4 bits),
- *          min 0x04, max 0xA0. d=0 -> 0 < min, d=1 -> 0x01 < min,
- *          d=2 -> 0x04 valid. d=12 (bits 2,3) -> 0x20|0x80 = 0xA0 valid,
- *          d=13 -> 0xA1 > max. Valid d: 2..12 (11 values).
+ *          min 2, max 12. d=2 (bit 1 -> mask bit 2) -> 0x04, d=12
+ *          (bits 2,3) -> 0x20|0x80 = 0xA0. Valid d: 2..12 (11 values).
  * Valid EVs: 10 * 11 = 110. First: field 1 d=5 (0x4110), field 2 d=2
  * (0x0004): 0x41100004. 12th: field 1 d=6 (0x4120), field 2 d=2:
  * 0x41200004.
@@ -754,8 +800,8 @@ TEST_CASE(test_generate_planes, "ev_profile.generate.planes")
 TEST_CASE(test_generate_stev_sparse, "ev_profile.generate.stev_sparse")
 {
 	static const uint8_t w[] = { 16, 16 };
-	struct ev_field f1 = fld(16, 0x4000, 0x4110, 0x4320, 0x0330);
-	struct ev_field f2 = fld(16, 0, 0x04, 0xA0, 0x00A5);
+	struct ev_field f1 = fld(16, 0x4000, 5, 14, 0x0330);
+	struct ev_field f2 = fld(16, 0, 2, 12, 0x00A5);
 	struct ev_table_entry t[MRC_MAX_EVS];
 	uint32_t want[MRC_MAX_EVS];
 	struct ev_profile p;

@@ -133,7 +133,9 @@ static const struct cmd_spec commands[] = {
 	  "--fmt-fields W[,W..] --field SPEC [--field SPEC]... --ev HEX [HEX...] [--json]",
 	  "Expand compact EVs into wire EVs with a GENERATED layout, computed here\n"
 	  "(no mrcd needed). SPEC is width=W,init=X,min=X,max=X,mask=X (width\n"
-	  "required; init, min default to 0, max and mask to all ones). Prints\n"
+	  "required; init, min default to 0, max and mask to all ones). min and\n"
+	  "max bound the field's counter bits (what the mask receives), as in the\n"
+	  "OCP reference: init=0x100,mask=0xff,max=255 gives 0x100..0x1ff. Prints\n"
 	  "'COMPACT -> WIRE' per EV, or why it is invalid (then exit 1).\n"
 	  "Example: mrcctl ev expand --fmt-fields 16,16 \\\n"
 	  "    --field width=16,init=0x8207,mask=0x0f0a \\\n"

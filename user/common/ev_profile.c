@@ -185,11 +185,11 @@ static int expand(const struct ev_layout *l, unsigned int bits,
 			shift -= p;
 			digit = (uint32_t)(compact >> shift) & low_ones(p);
 		}
-		v = field_value(f, digit);
-		if (v < f->min || v > f->max)
+		if (digit < f->min || digit > f->max)
 			return fail(-ERANGE, err, errlen,
-				    "field %u: value 0x%x outside [0x%x, 0x%x]",
-				    i + 1, v, f->min, f->max);
+				    "field %u: counter bits 0x%x outside [min 0x%x, max 0x%x]",
+				    i + 1, digit, f->min, f->max);
+		v = field_value(f, digit);
 		out = (out << l->fmt[i]) | v;
 	}
 	*wire = (uint32_t)out;
@@ -221,48 +221,23 @@ void ev_profile_auto_layout(struct ev_layout *l)
 	l->n_fields = 1;
 	l->fields[0] = (struct ev_field){
 		.width = 16, .init = 0xC000, .mask = 0x3FFF,
-		.min = 0xC000, .max = 0xFFFF,
+		.min = 0, .max = 0x3FFF,
 	};
 }
 
 /*
- * Valid digits of one field: the field value fixed | pdep(d, mask) grows
- * strictly with d (the deposit keeps the order of d and never touches the
- * fixed bits), so the digits whose value is in [min, max] are one
- * interval [*lo, *hi]. Returns 0 when that interval is empty.
+ * Valid digits of one field: min and max bound the field's counter bits
+ * (the digit deposited into the mask), so they are [min, max] cut to the
+ * 2^popcount(mask) digits the mask can carry. Returns 0 when none is left.
  */
 static int field_digits(const struct ev_field *f, uint32_t *lo, uint32_t *hi)
 {
-	uint64_t a, b, n = 1ull << ev_popcount32(f->mask);
+	uint32_t top = low_ones(ev_popcount32(f->mask));
 
-	/* First digit whose value is >= min. */
-	a = 0;
-	b = n;
-	while (a < b) {
-		uint64_t m = (a + b) / 2;
-
-		if (field_value(f, (uint32_t)m) >= f->min)
-			b = m;
-		else
-			a = m + 1;
-	}
-	if (a == n)
+	if (f->min > top)
 		return 0;
-	*lo = (uint32_t)a;
-	/* First digit whose value is > max, minus one. */
-	a = *lo;
-	b = n;
-	while (a < b) {
-		uint64_t m = (a + b) / 2;
-
-		if (field_value(f, (uint32_t)m) > f->max)
-			b = m;
-		else
-			a = m + 1;
-	}
-	if (a == *lo)
-		return 0;
-	*hi = (uint32_t)(a - 1);
+	*lo = f->min;
+	*hi = f->max < top ? f->max : top;
 	return 1;
 }
 
@@ -475,9 +450,10 @@ int ev_profile_validate(const struct ev_profile *p, char *err, size_t errlen)
 	n = valid_space(l, lo, hi, &empty);
 	if (!n)
 		return fail(-ENOSPC, err, errlen,
-			    "field %u: no value of init/mask falls in [0x%x, 0x%x]",
-			    empty, l->fields[empty - 1].min,
-			    l->fields[empty - 1].max);
+			    "field %u: min 0x%x above the largest counter value its "
+			    "mask 0x%x carries (0x%x)", empty, l->fields[empty - 1].min,
+			    l->fields[empty - 1].mask,
+			    low_ones(ev_popcount32(l->fields[empty - 1].mask)));
 	if (n < p->ev_min_active)
 		return fail(-ENOSPC, err, errlen,
 			    "only %u valid EVs, ev_min_active is %u",

@@ -13,19 +13,24 @@
  * N = p_1 + ... + p_n (at most 32), c must fit in N bits, and:
  *
  *   - field 1 takes bits N-1 .. N-p_1 of c, field 2 the next p_2 bits
- *     below those, and so on (most significant first);
+ *     below those, and so on (most significant first): the field's
+ *     counter bits, taken_k;
+ *   - taken_k outside [min_k, max_k] makes c invalid (-ERANGE): min and
+ *     max bound the counter bits, not the field's final value, as in the
+ *     OCP reference generator (init 0x100, mask 0xff, min 0, max 255
+ *     gives the field values 0x100..0x1ff);
  *   - the taken bits are deposited into the positions of mask_k, lowest
  *     taken bit into the lowest set mask bit, highest into the highest
  *     (a pdep): value_k = (init_k & ~mask_k) | pdep32(taken, mask_k);
- *   - value_k outside [min_k, max_k] makes c invalid (-ERANGE);
  *   - the wire EV is the concatenation of the values, each right-aligned
  *     in its fmt[k] bits, field 1 most significant.
  *
  * Generation walks c = 0, 1, 2, ... skipping invalid values and hands
  * the valid expansions round-robin to the planes: table entry i goes to
- * plane (i % P) + 1. Because pdep is monotonic, the valid digits of each
- * field form one interval, so the walk is done without visiting the
- * invalid values (same result, bounded time even for 32-bit spaces).
+ * plane (i % P) + 1. The valid counter values of each field form one
+ * interval, [min, max] cut to what the mask carries, so the walk is done
+ * without visiting the invalid values (same result, bounded time even
+ * for 32-bit spaces).
  *
  * Every function that can fail returns 0 or a negative errno and, when
  * `err` is not NULL, writes a one-line reason into err[errlen].
@@ -69,7 +74,7 @@ enum ev_profile_state {
 struct ev_field {
 	uint32_t width;		/* bits, 1..32 */
 	uint32_t init;		/* bits outside `mask` are kept as they are */
-	uint32_t min;		/* generated value must be in [min, max] */
+	uint32_t min;		/* the counter bits must be in [min, max] */
 	uint32_t max;
 	uint32_t mask;		/* positions the compact EV bits go to */
 };
@@ -155,14 +160,14 @@ unsigned int ev_layout_wire_bits(const struct ev_layout *l);
 /*
  * Expand compact EV `compact` into *wire. The layout is validated first
  * (-EINVAL); a compact value wider than N bits is -EINVAL; a field value
- * outside its [min, max] is -ERANGE.
+ * whose counter bits fall outside its [min, max] is -ERANGE.
  */
 int ev_layout_expand(const struct ev_layout *l, uint32_t compact,
 		     uint32_t *wire, char *err, size_t errlen);
 
 /*
  * The layout AUTO profiles use: UDP format, one 16-bit field with
- * init 0xC000, mask 0x3FFF, min 0xC000, max 0xFFFF, i.e. EVs are UDP
+ * init 0xC000, mask 0x3FFF, min 0, max 0x3FFF, i.e. EVs are UDP
  * source ports of the ephemeral range 49152..65535 (16384 of them).
  */
 void ev_profile_auto_layout(struct ev_layout *l);
