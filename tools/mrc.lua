@@ -140,6 +140,9 @@ local pf = {
 	ep_t_rx = ProtoField.uint64("mrc.ep.t_rx_ns", "Requester receive time (ns, host order)", base.DEC),
 
 	probe = ProtoField.bool("mrc.probe", "Reliability probe"),
+	-- libmrc's TTL-limited path discovery datagrams (docs/WIRE.md 8a)
+	path_probe = ProtoField.bool("mrc.path_probe", "EV path probe (TTL-limited, not an MRC packet)"),
+	path_probe_ev = ProtoField.uint16("mrc.path_probe.ev", "Probed EV (UDP source port)", base.HEX),
 	body = ProtoField.bytes("mrc.body", "Undecoded body"),
 }
 
@@ -404,12 +407,33 @@ local function dissect_probe(tvb, pinfo, tree, flags)
 	trailing(tvb, tree, BTH_LEN, "probe's BTH")
 end
 
+-- A path discovery probe: 4 zero bytes to the MRC port, sent with TTL 2 so
+-- that it expires at the spine (docs/WIRE.md 8a). Also what an ICMP Time
+-- Exceeded quotes, so the path is read off the quote's source port.
+local PATH_PROBE_LEN = 4
+
+local function is_path_probe(tvb)
+	return tvb:len() == PATH_PROBE_LEN and tvb(0, PATH_PROBE_LEN):uint() == 0
+end
+
+local function dissect_path_probe(tvb, pinfo, root)
+	local ev = pinfo.src_port
+	root:add(pf.path_probe, tvb(), true)
+	root:add(pf.path_probe_ev, ev):set_generated()
+	root:append_text(string.format(", EV path probe, EV 0x%04x", ev))
+	pinfo.cols.info:set(string.format("EV path probe EV=0x%04x", ev))
+end
+
 -- Entry point ---------------------------------------------------------------
 function mrc.dissector(tvb, pinfo, tree)
 	local len = tvb:len()
 	pinfo.cols.protocol = "MRC"
 	local root = tree:add(mrc, tvb())
 
+	if is_path_probe(tvb) then
+		dissect_path_probe(tvb, pinfo, root)
+		return len
+	end
 	if len < BTH_LEN then
 		pinfo.cols.info:set(string.format("MRC: %d bytes", len))
 		malformed(pinfo, root, string.format(

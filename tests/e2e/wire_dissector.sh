@@ -2,14 +2,15 @@
 # The Wireshark dissector tools/mrc.lua decodes every header of docs/WIRE.md
 # exactly: a hand-built pcap (IPv4 WRITE ONLY with IMM, IPv6 SACK, NACK,
 # probe, trimmed header, 3 bytes of garbage, EV probe response, port
-# status) read back with tshark, field by
-# field. Needs no lab; skipped when tshark is not installed.
+# status, an EV path probe and the ICMP Time Exceeded quoting it) read
+# back with tshark, field by field. Needs no lab; skipped when tshark is
+# not installed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 TESTS=(wire.dissector_loads wire.dissector_data_ipv4 wire.dissector_sack_ipv6
 	wire.dissector_nack wire.dissector_probe wire.dissector_trimmed
-	wire.dissector_malformed wire.dissector_endpoint)
+	wire.dissector_malformed wire.dissector_endpoint wire.dissector_path_probe)
 
 if ! command -v tshark > /dev/null; then
 	for t in "${TESTS[@]}"; do skip "$t" "tshark not installed (tools/install-deps.sh)"; done
@@ -68,6 +69,22 @@ ipv4_udp() {
 	echo "${ETH_DST}${ETH_SRC}0800${ip}$(h16 "$sport")$(h16 "$dport")$(h16 $((8 + n)))0000${pl}"
 }
 
+# ipv4_hdr TTL PROTO SRC DST LEN: an IPv4 header (DSCP 0, DF) with its checksum.
+ipv4_hdr() {
+	local ip="4500$(h16 "$5")00004000$(h8 "$1")$(h8 "$2")0000$3$4"
+	echo "${ip:0:20}$(csum16 "$ip")${ip:24}"
+}
+
+# A path discovery probe (docs/WIRE.md 8a): UDP from EV 0xc0de to the MRC
+# port, TTL 2, 4 zero bytes; and the spine's ICMP Time Exceeded quoting it.
+PROBE_IP="$(ipv4_hdr 2 17 "$V4_SRC" "$V4_DST" 32)$(h16 0xc0de)$(h16 4791)000c000000000000"
+SPINE_V4=c61200fe                                     # 198.18.0.254
+icmp_time_exceeded() {
+	local body="0b000000""00000000""$1"
+	body="${body:0:4}$(csum16 "$body")${body:8}"
+	echo "${ETH_DST}${ETH_SRC}0800$(ipv4_hdr 64 1 "$SPINE_V4" "$V4_SRC" $((20 + ${#body} / 2)))${body}"
+}
+
 # ipv6_udp TCLASS FLOWLABEL SPORT DPORT PAYLOAD: Ethernet frame, real checksum.
 ipv6_udp() {
 	local tc=$1 fl=$2 sport=$3 dport=$4 pl=$5 n udp c
@@ -105,6 +122,10 @@ FRAMES+=("$(ipv4_udp 0 49157 4791 cb00ff)")
 FRAMES+=("$(ipv4_udp 0 0xc123 4791 "$(bth 0xd9 0 0 0)01030000""0000004d""0000c123""9dd4""0000""$(le32 312)""00000000""$(le64 1000)""$(le64 24456)")")
 # 8: port status: the sender's plane 2 went down.
 FRAMES+=("$(ipv4_udp 0 49158 4791 "$(bth 0xd8 0 0 0)02020000""00000005""00000000""0000""0000""00000000""00000000""0000000000000000""0000000000000000")")
+# 9: an EV path probe (EV 0xc0de, TTL 2); 10: the ICMP Time Exceeded
+#    a spine sends back, quoting it.
+FRAMES+=("${ETH_DST}${ETH_SRC}0800${PROBE_IP}")
+FRAMES+=("$(icmp_time_exceeded "$PROBE_IP")")
 
 {
 	hex="d4c3b2a1020004000000000000000000ffff000001000000"
@@ -127,6 +148,7 @@ FIELDS=(frame.number frame.protocols _ws.col.Info
 	mrc.nack.cack mrc.nack.ev mrc.nack.reason mrc.nack.m mrc.nack.ts_echo
 	mrc.probe mrc.ep.kind mrc.ep.plane mrc.ep.status mrc.ep.req_id mrc.ep.ev mrc.ep.reply_port
 	mrc.ep.service_ns mrc.ep.t_tx_ns mrc.ep.t_rx_ns
+	mrc.path_probe mrc.path_probe.ev
 	mrc.malformed _ws.expert.message _ws.expert.severity)
 
 rc_fields=0 rc_verbose=0
@@ -159,8 +181,8 @@ begin wire.dissector_loads
 check "tshark -T fields exits 0" eq "$rc_fields" 0
 check "tshark -V exits 0" eq "$rc_verbose" 0
 check "no Lua error anywhere" no_lua_error
-check "eight frames decoded" eq "$(wc -l < "$tmp/fields.txt")" 8
-check "MRC, not InfiniBand, owns port 4791" eq "$(awk -F'\t' '$2 ~ /:udp:mrc$/' "$tmp/fields.txt" | wc -l)" 8
+check "ten frames decoded" eq "$(wc -l < "$tmp/fields.txt")" 10
+check "MRC, not InfiniBand, owns port 4791" eq "$(awk -F'\t' '$2 ~ /:udp:mrc$/' "$tmp/fields.txt" | wc -l)" 10
 # -G must come first on tshark's command line.
 check "protocol registered" has "$(tshark -G protocols -X "lua_script:$LUA" 2>/dev/null | grep -w mrc)" "MRC (Multipath Reliable Connection)"
 if [ "$CURRENT_FAILS" -ne 0 ]; then
@@ -270,4 +292,18 @@ check "port status info" starts "$(val 8 _ws.col.Info)" "EP_REQUEST QP=0x000000 
 check "kind" eq "$(val 8 mrc.ep.kind)" 2
 check "status" eq "$(val 8 mrc.ep.status)" 0
 check "not malformed" eq "$(val 7 mrc.malformed)$(val 8 mrc.malformed)" ""
+end
+
+begin wire.dissector_path_probe
+check "probe: still MRC's port" eq "$(val 9 frame.protocols)" "eth:ethertype:ip:udp:mrc"
+check "probe: info" starts "$(val 9 _ws.col.Info)" "EV path probe EV=0xc0de"
+check "probe: flagged as a path probe" eq "$(bool "$(val 9 mrc.path_probe)")" 1
+check "probe: the EV" eq "$(val 9 mrc.path_probe.ev)" 0xc0de
+check "probe: no BTH fields" eq "$(val 9 mrc.opcode)" ""
+check "probe: not malformed" eq "$(val 9 mrc.malformed)" ""
+# (IP's own note on the low TTL is expected; nothing of ours.)
+check "probe: no MRC expert item" lacks "$(val 9 _ws.expert.message)" "MRC\|BTH\|Malformed"
+check "ICMP quote: decoded inside the ICMP error" eq "$(val 10 frame.protocols)" "eth:ethertype:ip:icmp:ip:udp:mrc"
+check "ICMP quote: the probed EV" eq "$(val 10 mrc.path_probe.ev)" 0xc0de
+check "ICMP quote: not malformed" eq "$(val 10 mrc.malformed)" ""
 end
