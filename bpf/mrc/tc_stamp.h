@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * Rewrites of an outgoing packet (TC): the EV stamp (UDP source port, and
- * the flow label for STEV) and the move to another plane (addresses
+ * over IPv6 the flow label: the EV's high bits for STEV, else 0) and the move to another plane (addresses
  * rewritten, the caller redirects). Checksums are fixed by the helpers.
  */
 #ifndef MRC_BPF_TC_STAMP_H
@@ -13,6 +13,25 @@
 #include "mrc/abi.h"
 #include "parsing.h"
 #include "mrc/maps.h"
+
+/*
+ * The whole IPv6 flow label is the EV's: its high 16 bits for STEV (in the
+ * label's low 16 bits), 0 for UDP EVs. ECMP hashes the label with the
+ * ports, so nothing the sending socket chose (an automatic label) may stay
+ * in it: path discovery's probes carry exactly this label. No checksum
+ * covers the label.
+ */
+static __always_inline int stamp_flow_label(struct __sk_buff *skb, __u32 ev,
+					    __u8 format)
+{
+	__u32 off = sizeof(struct ethhdr), word, label;
+
+	label = format == MRC_EVF_STEV ? ev >> 16 : 0;
+	if (bpf_skb_load_bytes(skb, off, &word, 4))
+		return -1;
+	word = (word & bpf_htonl(0xfff00000)) | bpf_htonl(label);
+	return bpf_skb_store_bytes(skb, off, &word, 4, 0);
+}
 
 static __always_inline int stamp_ev(struct __sk_buff *skb,
 				    const struct l4_info *l4, __u32 ev,
@@ -31,13 +50,8 @@ static __always_inline int stamp_ev(struct __sk_buff *skb,
 		if (bpf_skb_store_bytes(skb, port_off, &new_port, 2, 0))
 			return -1;
 	}
-	if (format == MRC_EVF_STEV && l4->l3_proto == ETH_P_IPV6) {
-		/* High 16 EV bits in the low 16 bits of the flow label. */
-		__u8 fl[2] = { (__u8)(ev >> 24), (__u8)(ev >> 16) };
-
-		if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + 2, fl, 2, 0))
-			return -1;
-	}
+	if (l4->l3_proto == ETH_P_IPV6 && stamp_flow_label(skb, ev, format))
+		return -1;
 	/* The stack hashed the old port: make ECMP look at the new one. */
 	bpf_set_hash_invalid(skb);
 	return 0;

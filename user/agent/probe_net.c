@@ -36,9 +36,15 @@ static void ep_build(uint8_t *buf, const struct mrc_eph *eph)
 void ep_build_probe(uint8_t *buf, uint32_t req_id, uint32_t ev, uint8_t plane,
 		    uint16_t reply_port)
 {
+	/*
+	 * An EV wider than the port is STEV: TC puts its high bits in the
+	 * flow label, as on the data. (For 16-bit EVs both formats send label
+	 * 0, so the flag would change nothing.)
+	 */
 	struct mrc_eph eph = {
 		.kind = MRC_EP_EV_PROBE,
 		.plane = plane,
+		.flags = ev > 0xffff ? MRC_EPH_F_STEV : 0,
 		.req_id = htonl(req_id),
 		.ev = htonl(ev),
 		.reply_port = htons(reply_port),

@@ -130,6 +130,13 @@ static int open_socket(struct mrc_context *ctx)
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_TCLASS, &ect0, sizeof(ect0));
 	setsockopt(ctx->sock, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof(on));
+	/*
+	 * No automatic IPv6 flow labels: ECMP hashes the label with the
+	 * ports, so a label made from this socket's own port would move
+	 * every EV to a path that path discovery (discover.c), probing with
+	 * the EV's label, never saw. TC writes the label for STEV.
+	 */
+	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, &off, sizeof(off));
 	/* Arrival times, so SACKs can tell how long we held their trigger. */
 	setsockopt(ctx->sock, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
 	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)) ||

@@ -283,8 +283,25 @@ size_t tc_data_frame(__u8 *buf, const struct hdrs *h)
 	return tc_data_psn(buf, h, TC_PSN, 0);
 }
 
+/*
+ * Into exp, the output's IPv6 flow label (20 bits: the low nibble of byte
+ * 1 and bytes 2-3 of the header), the traffic class kept. TC writes the
+ * whole label: with stev (STEV EVs) the caller checks its value, else it
+ * must be 0 (the socket's label gone).
+ */
+void copy_flow_label(__u8 *exp, const __u8 *out, int stev)
+{
+	if (!pkt_is_ipv6(exp))
+		return;
+	if (!stev)
+		ASSERT_EQ(get32(out + ETH_LEN) & 0xfffff, 0, "IPv6 flow label 0 (UDP EVs)");
+	exp[ETH_LEN + 1] = (__u8)((exp[ETH_LEN + 1] & 0xf0) | (out[ETH_LEN + 1] & 0x0f));
+	memcpy(exp + ETH_LEN + 2, out + ETH_LEN + 2, 2);
+}
+
 /* TC_ACT_OK with UDP sport `sport`, the checksum valid, nothing else but
- * sport, checksum and (IPv6) flow label bytes 2-3 changed. */
+ * sport, checksum and (IPv6) the flow label changed: to 0, or with
+ * flow_changed (STEV) to what the caller checks. */
 void expect_stamped(const struct run *r, const __u8 *in, size_t len,
 			   __u16 sport, int flow_changed)
 {
@@ -300,8 +317,7 @@ void expect_stamped(const struct run *r, const __u8 *in, size_t len,
 	memcpy(exp, in, len);
 	put16(exp + l4, sport);
 	memcpy(exp + l4 + 6, r->out + l4 + 6, 2);
-	if (flow_changed)
-		memcpy(exp + ETH_LEN + 2, r->out + ETH_LEN + 2, 2);
+	copy_flow_label(exp, r->out, flow_changed);
 	ASSERT_MEM_EQ(r->out, exp, len, "nothing else changed");
 }
 

@@ -165,7 +165,9 @@ size_t gso_frame(__u8 *buf, const struct hdrs *h, __u32 psn, __u32 n,
 /* mrc_tc_tx on a GSO skb of segs segments of size bytes. */
 void run_gso(const __u8 *pkt, size_t len, __u32 segs, __u32 size, struct run *r);
 /* TC_ACT_OK, UDP sport `sport`, checksum valid, nothing else but sport,
- * checksum and (IPv6, flow_changed) flow label bytes 2-3 changed. */
+ * checksum and (IPv6) the flow label changed: to 0, or with flow_changed
+ * (STEV) to what the caller checks. */
+void copy_flow_label(__u8 *exp, const __u8 *out, int stev);
 void expect_stamped(const struct run *r, const __u8 *in, size_t len,
 		    __u16 sport, int flow_changed);
 /* Which of ev[0..n-1] the output's UDP sport is, or -1. */

@@ -443,10 +443,10 @@ TEST_CASE(test_tc_stamp_probe, "mrc.tc_stamp_probe")
 {
 	static const struct { int ipv6; __u32 ev; __u8 flags; __u32 word0; } cases[] = {
 		{ 0, 0xBEEF, 0, 0 },
-		{ 1, 0xBEEF, 0, 0x60057777 },
-		{ 1, 0xABCD2222, MRC_EPH_F_STEV, 0x6005ABCD },
+		{ 1, 0xBEEF, 0, 0x60000000 },	/* the label is the EV's: 0 */
+		{ 1, 0xABCD2222, MRC_EPH_F_STEV, 0x6000ABCD },
 		{ 0, 0xABCD2222, MRC_EPH_F_STEV, 0 },		/* IPv4: port only */
-		{ 1, 0xABCD2222, 0, 0x60057777 },		/* no flag: port only */
+		{ 1, 0xABCD2222, 0, 0x60000000 },		/* no flag: port, label 0 */
 	};
 	struct mrc_ctl_stats want = {};
 	__u8 pkt[PKT_MAX], exp[PKT_MAX];

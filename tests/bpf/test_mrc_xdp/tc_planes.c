@@ -90,8 +90,7 @@ static void expect_moved(const struct run *r, const struct __sk_buff *out,
 	if (v6) {
 		memcpy(exp + ETH_LEN + 8, p2_local6, 16);
 		memcpy(exp + ETH_LEN + 24, p2_peer6, 16);
-		if (flow_changed)
-			memcpy(exp + ETH_LEN + 2, r->out + ETH_LEN + 2, 2);
+		copy_flow_label(exp, r->out, flow_changed);
 	} else {
 		memcpy(exp + ETH_LEN + 12, p2_local4, 4);
 		memcpy(exp + ETH_LEN + 16, p2_peer4, 4);
@@ -153,14 +152,14 @@ TEST_CASE(test_tc_plane_move_ipv6, "mrc.tc_plane_move_ipv6")
 	len = tc_data_frame(pkt, &h);
 	run_tc_skb(pkt, len, &in, &out, &r);
 	expect_moved(&r, &out, pkt, len, 0x2222, 0);
-	ASSERT_EQ(get32(r.out + ETH_LEN), 0x60057777, "UDP format: flow label untouched");
+	ASSERT_EQ(get32(r.out + ETH_LEN), 0x60000000, "UDP format: flow label 0 (the socket's 0x57777 gone)");
 	ASSERT_EQ(get_rec(TC_PSN).plane, 2, "record plane 2");
 
 	/* STEV: moved and the flow label carries the high EV bits. */
 	setup_planes(MRC_EVF_STEV, 1, tab, 1);
 	run_tc_skb(pkt, len, &in, &out, &r);
 	expect_moved(&r, &out, pkt, len, 0x2222, 1);
-	ASSERT_EQ(get32(r.out + ETH_LEN), 0x6005ABCD, "STEV: flow label 0x5ABCD");
+	ASSERT_EQ(get32(r.out + ETH_LEN), 0x6000ABCD, "STEV: flow label 0x0ABCD");
 }
 
 /* A GSO burst moves to the EV's plane once, whole; every PSN says plane 2. */

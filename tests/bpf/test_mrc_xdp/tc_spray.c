@@ -441,8 +441,8 @@ TEST_CASE(test_tc_stamp_checksums, "mrc.tc_stamp_checksums")
 			expect_stamped(&r, pkt, len, (__u16)evs[i], stev6);
 			if (cases[c].ipv6)
 				ASSERT_EQ(get32(r.out + ETH_LEN),
-					  stev6 ? 0x60050000u | evs[i] >> 16 : 0x60057777u,
-					  "IPv6 word 0: flow label low 16 bits = EV >> 16 (STEV)");
+					  stev6 ? 0x60000000u | evs[i] >> 16 : 0x60000000u,
+					  "IPv6 word 0: flow label = EV >> 16 (STEV), else 0");
 			if (test_state.failed != before) {
 				fprintf(stderr, "  (format %u, ipv6 %d, ev 0x%08x)\n",
 					cases[c].format, cases[c].ipv6, evs[i]);
@@ -494,15 +494,15 @@ TEST_CASE(test_tc_stev_ipv6, "mrc.tc_stev_ipv6")
 	len = tc_data_frame(pkt, &h);
 	run_tc(pkt, len, &r);
 	expect_stamped(&r, pkt, len, 0x1234, 1);
-	/* Version 6, tclass 0, flow label 0x5ABCD: 60 05 AB CD. */
-	ASSERT_EQ(get32(r.out + ETH_LEN), 0x6005ABCD, "IPv6 word 0 (flow label 0x5ABCD)");
+	/* Version 6, tclass 0, flow label 0x0ABCD (the socket's 0x57777 gone). */
+	ASSERT_EQ(get32(r.out + ETH_LEN), 0x6000ABCD, "IPv6 word 0 (flow label 0x0ABCD)");
 	ASSERT_EQ(read_qp_stats(SLOT).tx_stamped, 1, "qp_stats.tx_stamped");
 
-	/* UDP format on IPv6: flow label untouched. */
+	/* UDP format on IPv6: flow label 0, whatever the socket chose. */
 	setup_tc(MRC_EVF_UDP, ev, NULL, 1);
 	run_tc(pkt, len, &r);
-	expect_stamped(&r, pkt, len, 0x1234, 0);
-	ASSERT_EQ(get32(r.out + ETH_LEN), 0x60057777, "IPv6 word 0 unchanged");
+	expect_stamped(&r, pkt, len, 0x1234, 1);
+	ASSERT_EQ(get32(r.out + ETH_LEN), 0x60000000, "IPv6 word 0: flow label 0");
 
 	/* STEV on IPv4: the port only. */
 	setup_tc(MRC_EVF_STEV, ev, NULL, 1);
