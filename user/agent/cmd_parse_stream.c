@@ -46,14 +46,18 @@ CMD_PARSER(cmd_parse_events)
 #define PROBE_INTERVAL_DEFAULT	10
 #define PROBE_INTERVAL_MAX	60000
 
-/* An EV for the UDP format: what fits a UDP source port. */
+/*
+ * An EV: a UDP source port (1..65535), or an STEV EV (up to 32 bits: the
+ * high 16 go in the IPv6 flow label, so only towards an IPv6 address).
+ */
 static int parse_probe_ev(const struct cmd_parse_io *io, const char *s, uint32_t *ev)
 {
 	uint64_t v;
 
-	if (parse_u64(s, 65535, &v) || !v)
-		return usage_error(io, "--ev: '%s' is not an EV of the UDP format "
-				   "(1..65535, decimal or 0x-hex)", s);
+	if (parse_u64(s, UINT32_MAX, &v) || !v)
+		return usage_error(io, "--ev: '%s' is not an EV (1..65535 for a UDP "
+				   "source port, up to 0xffffffff for STEV over IPv6; "
+				   "decimal or 0x-hex)", s);
 	*ev = (uint32_t)v;
 	return 0;
 }
@@ -120,6 +124,9 @@ CMD_PARSER(cmd_parse_probe)
 				   "the plane)");
 	if (!r->ev)
 		return usage_error(io, "--ev VALUE is required");
+	if (r->ev > 0xffff && addr_is_v4mapped(r->to))
+		return usage_error(io, "--ev 0x%x is an STEV EV (its high 16 bits ride "
+				   "in the IPv6 flow label): --to must be IPv6", r->ev);
 	if (!r->plane)
 		return usage_error(io, "--plane P is required");
 	return 0;

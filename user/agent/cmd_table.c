@@ -156,7 +156,8 @@ static const struct cmd_spec commands[] = {
 	  "--to HOST --ev VALUE --plane P [--count N] [--interval-ms MS] [--json]",
 	  "Send EV probes from plane P to HOST (the peer's address on that plane,\n"
 	  "IPv4 or IPv6, or a name) with EV VALUE (1..65535, decimal or 0x-hex: a\n"
-	  "UDP source port), one after the other: the next after the answer or a\n"
+	  "UDP source port; up to 0xffffffff towards IPv6: an STEV EV, its high\n"
+	  "16 bits in the flow label), one after the other: the next after the answer or a\n"
 	  "1 s timeout, --interval-ms apart (default 10). No QP is needed; the\n"
 	  "peer's XDP answers. Prints the round-trip time of each probe (and the\n"
 	  "responder's service time), then a summary. --count 1..1000 (default 3).\n"

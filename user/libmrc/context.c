@@ -24,6 +24,7 @@
 
 #include "cc.h"
 #include "common/ev_state.h"
+#include "discover.h"
 #include "progress.h"
 
 /* The pinned maps libmrc uses (mrc_cfg, whose ABI word is checked, too). */
@@ -164,6 +165,7 @@ static void context_free(struct mrc_context *ctx)
 	free(ctx->rx_scratch);
 	mrc_cc_close(ctx);
 	mrc_progress_close(ctx);
+	mrc_discover_cache_free(ctx);
 	if (ctx->ctx_claimed) {
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_EVENTS), &ctx->ctx_slot);
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CTX_OWNER), &ctx->ctx_slot);

@@ -44,6 +44,8 @@
 #define PROBE_HOPS	2	/* expires at the spine */
 #define MAX_ROUTERS	64	/* distinct spines one discovery tells apart */
 #define MAX_SPINES	16	/* spines per plane that get a path label */
+#define CACHE_SLOTS	16	/* discoveries a context remembers */
+#define CACHE_TTL_NS	(10ull * 1000000000ull)	/* how long one is trusted */
 
 /* One plane's probe socket; addresses IPv6 (IPv4-mapped for IPv4). */
 struct plane_probe {
@@ -447,6 +449,96 @@ static void label_paths(struct mrc_qp_evs *evs, uint32_t n, const uint32_t *rout
 	}
 }
 
+/* ---- recent discoveries ---------------------------------------------------- */
+
+/*
+ * What a discovery was asked (the peer's addresses, the MRC port, the
+ * table's EVs, planes and active flags, format, balance) and what it
+ * found (each entry's path and active flag). Paths follow from the
+ * packets' headers alone, which these determine.
+ */
+struct cached_discovery {
+	uint64_t at_ns;			/* 0 = empty */
+	struct in6_addr peers[MRC_MAX_PLANES_ABI];
+	uint8_t n_peers, format, balance;
+	uint16_t port;
+	uint32_t n;
+	struct mrc_ev_entry in[MRC_MAX_EVS], out[MRC_MAX_EVS];
+};
+
+struct mrc_path_cache {
+	struct cached_discovery slot[CACHE_SLOTS];
+};
+
+void mrc_discover_cache_free(struct mrc_context *ctx)
+{
+	free(ctx->path_cache);
+	ctx->path_cache = NULL;
+}
+
+/* The question of this discovery, into c (its answer not yet filled). */
+static void describe(struct cached_discovery *c, const struct mrc_qp *qp,
+		     const struct mrc_qp_evs *evs, uint32_t n, uint8_t format,
+		     bool balance)
+{
+	memset(c, 0, sizeof(*c));
+	c->n_peers = qp->n_peers < MRC_MAX_PLANES_ABI ? qp->n_peers : MRC_MAX_PLANES_ABI;
+	for (uint32_t p = 0; p < c->n_peers; p++)
+		c->peers[p] = qp->peers[p].sin6_addr;
+	c->format = format;
+	c->balance = balance;
+	c->port = qp->ctx->udp_port;
+	c->n = n;
+	memcpy(c->in, evs->ev, n * sizeof(evs->ev[0]));
+}
+
+static bool same_question(const struct cached_discovery *a,
+			  const struct cached_discovery *b)
+{
+	return a->n_peers == b->n_peers && a->format == b->format &&
+	       a->balance == b->balance && a->port == b->port && a->n == b->n &&
+	       !memcmp(a->peers, b->peers, sizeof(a->peers)) &&
+	       !memcmp(a->in, b->in, a->n * sizeof(a->in[0]));
+}
+
+/* A fresh answer to question q, applied to evs: true if there was one. */
+static bool from_cache(struct mrc_context *ctx, const struct cached_discovery *q,
+		       struct mrc_qp_evs *evs)
+{
+	uint64_t now = mrc_now_ns();
+
+	if (!ctx->path_cache)
+		return false;
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		const struct cached_discovery *c = &ctx->path_cache->slot[i];
+
+		if (c->at_ns && now - c->at_ns < CACHE_TTL_NS && same_question(c, q)) {
+			memcpy(evs->ev, c->out, q->n * sizeof(evs->ev[0]));
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Remember question q with its answer evs, in the oldest slot. */
+static void remember(struct mrc_context *ctx, struct cached_discovery *q,
+		     const struct mrc_qp_evs *evs)
+{
+	struct cached_discovery *oldest;
+
+	if (!ctx->path_cache)
+		ctx->path_cache = calloc(1, sizeof(*ctx->path_cache));
+	if (!ctx->path_cache)
+		return;
+	oldest = &ctx->path_cache->slot[0];
+	for (int i = 1; i < CACHE_SLOTS; i++)
+		if (ctx->path_cache->slot[i].at_ns < oldest->at_ns)
+			oldest = &ctx->path_cache->slot[i];
+	memcpy(q->out, evs->ev, q->n * sizeof(evs->ev[0]));
+	q->at_ns = mrc_now_ns();
+	*oldest = *q;
+}
+
 /* ---- one discovery -------------------------------------------------------- */
 
 static bool has_addr6(const struct mrc_plane *pl)
@@ -518,16 +610,16 @@ static uint32_t send_probes(struct discovery *d, const struct mrc_qp_evs *evs,
 	return probes;
 }
 
-void mrc_discover_paths(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n,
-			uint8_t format, bool balance)
+/* Probe, label and balance: 1 if any spine answered. */
+static int discover(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n,
+		    uint8_t format, bool balance)
 {
 	struct discovery *d = calloc(1, sizeof(*d));
 	uint32_t probes;
+	int answered = 0;
 
 	if (!d)
-		return;
-	if (n > MRC_MAX_EVS)
-		n = MRC_MAX_EVS;
+		return 0;
 	d->format = format;
 	for (int p = 0; p < MRC_MAX_PLANES_ABI; p++)
 		d->pp[p].fd = -1;
@@ -541,6 +633,7 @@ void mrc_discover_paths(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n,
 		label_paths(evs, n, d->router);
 		if (balance)
 			balance_planes(evs, n, d->n_planes, d->router);
+		answered = 1;
 	}
 	for (int p = 0; p < MRC_MAX_PLANES_ABI; p++)
 		if (d->pp[p].fd >= 0)
@@ -550,4 +643,23 @@ void mrc_discover_paths(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n,
 	if (d->icmp6 >= 0)
 		close(d->icmp6);
 	free(d);
+	return answered;
+}
+
+void mrc_discover_paths(struct mrc_qp *qp, struct mrc_qp_evs *evs, uint32_t n,
+			uint8_t format, bool balance)
+{
+	struct cached_discovery *q = malloc(sizeof(*q));	/* 4 KiB: not on the stack */
+
+	if (n > MRC_MAX_EVS)
+		n = MRC_MAX_EVS;
+	if (!q) {
+		discover(qp, evs, n, format, balance);
+		return;
+	}
+	describe(q, qp, evs, n, format, balance);
+	/* Only answered discoveries are kept: a silent fabric is asked again. */
+	if (!from_cache(qp->ctx, q, evs) && discover(qp, evs, n, format, balance))
+		remember(qp->ctx, q, evs);
+	free(q);
 }

@@ -198,6 +198,9 @@ struct mrc_context {
 
 	struct mrc_async_event async[64];
 	uint32_t async_head, async_tail;
+
+	/* Recent path discoveries, reused by QPs to the same peer (discover.c). */
+	struct mrc_path_cache *path_cache;
 };
 
 #endif /* MRC_OBJECTS_H */
