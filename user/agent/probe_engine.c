@@ -368,7 +368,7 @@ void pe_close(struct probe_engine *pe)
 	close_fd(pe->link_fd);
 	close_fd(pe->ctl_fd);
 	ring_buffer__free(pe->ring);
-	ev_table_unmap(pe->evs);
+	ev_table_unmap(pe->evs, pe->pins.fd[MRC_PIN_QP_EVS]);
 	if (pe->tx)
 		munmap((void *)pe->tx, pe->tx_map_len);
 	mrc_pins_close(&pe->pins);

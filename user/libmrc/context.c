@@ -166,7 +166,7 @@ static void context_free(struct mrc_context *ctx)
 		munmap(ctx->rx_map, ctx->rx_map_len);
 	if (ctx->tx_map)
 		munmap(ctx->tx_map, ctx->tx_map_len);
-	ev_table_unmap(ctx->evs_map);
+	ev_table_unmap(ctx->evs_map, mrc_map_fd(ctx, MRC_PIN_QP_EVS));
 	close_fd(&ctx->sock);
 	mrc_pins_close(&ctx->pins);
 	free(ctx);
