@@ -75,8 +75,8 @@ if lab agent start > /dev/null; then
 	check "mrc_ctx_owner has 256" eq "$(entries h1 mrc_ctx_owner)" 256
 	check "mrc_events has 256" eq "$(entries h1 mrc_events)" 256
 	agent_log h1 > "$tmp/log"
-	check "map memory logged" has "$tmp/log" "maps sized for 4096 QPs and 256 contexts: "
-	sed -n 's/.*\(maps sized for .*\)/    \1/p' "$tmp/log" >&2
+	check "map memory in the ready line" has "$tmp/log" "; maps for 4096 QPs and 256 contexts: 375.8 MiB (planned 375.8 MiB)"
+	sed -n 's/.*\(maps for .*\)/    \1/p' "$tmp/log" >&2
 	lab agent stop
 else
 	check "mrcd starts with the defaults" false
@@ -123,8 +123,7 @@ begin limits.restart_keeps_limits
 before=$(grep -c '^mrcd: ready' "$STATE/$LAB/mrcd-h1.log")
 check "SIGHUP restart" lab agent restart
 agent_log h1 | tail -n +"$((before + 1))" > "$tmp/log"
-check "adopted at 8 QPs, 2 contexts" has "$tmp/log" "maps sized for 8 QPs and 2 contexts: 1.5 MiB"
-check "adopted" has "$tmp/log" ", adopted"
+check "adopted at 8 QPs, 2 contexts" has "$tmp/log" "maps for 8 QPs and 2 contexts: 1.5 MiB (planned 1.5 MiB, adopted)"
 check "mrc_qps still 8" eq "$(entries h1 mrc_qps)" 8
 check "the held QPs kept their numbers" eq "$(owned_qps h1)" 7
 end
@@ -198,7 +197,7 @@ else
 	pid=$!
 	for ((i = 0; i < 100; i++)); do grep -q '^mrcd: ready' "$tmp/err" && break; sleep 0.1; done
 	check "--max-qps 64 fits and starts" has "$tmp/err" "mrcd: ready"
-	check "its maps" has "$tmp/err" "maps sized for 64 QPs and 256 contexts"
+	check "its maps" has "$tmp/err" "maps for 64 QPs and 256 contexts"
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"
 	check "and stops cleanly" eq "$?" 0

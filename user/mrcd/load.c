@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * Loading the fast path: the skeleton opened with our pin folder as its
- * pin root, its maps sized for our limits (sizing.c), so libbpf pins every map by name there (or reuses the pins an
- * earlier mrcd left: adoption), and the two programs pinned next to them.
+ * pin root, so libbpf pins every map by name there (or reuses the pins an
+ * earlier mrcd left: adoption), its maps sized for our limits first
+ * (sizing.c), and the two programs pinned next to them.
  * What we pin and unpin is user/common/pins.c's list of the maps (checked
  * against the object at start-up) and the two programs.
  */
@@ -174,7 +175,6 @@ int load_fast_path(struct agent *a)
 			       a->paths.pin_dir);
 		return err;
 	}
-	report_map_memory(a);
 	return 0;
 }
 

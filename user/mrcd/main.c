@@ -416,15 +416,16 @@ static int start(struct agent *a)
 
 static void announce_ready(const struct agent *a)
 {
-	char names[MRC_MAX_PLANES_ABI * (IFNAMSIZ + 1)] = "";
+	char names[MRC_MAX_PLANES_ABI * (IFNAMSIZ + 1)] = "", maps[160];
 	size_t len = 0;
 	int i;
 
 	for (i = 0; i < a->n_planes; i++)
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
 					i ? "," : "", a->planes[i].name);
-	pr_err("ready: planes %s port %u pins %s\n", names, a->opt.port,
-	       a->paths.pin_dir);
+	describe_map_memory(a, maps, sizeof(maps));
+	pr_err("ready: planes %s port %u pins %s; %s\n", names, a->opt.port,
+	       a->paths.pin_dir, maps);
 }
 
 /* ---- the loop ---------------------------------------------------------- */

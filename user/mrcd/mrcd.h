@@ -197,7 +197,7 @@ int size_maps(const struct agent *a, struct bpf_object *obj);
 int check_map_memory(const struct agent *a);
 int check_adopted_sizes(const struct agent *a);
 void explain_load_failure(const struct agent *a, int err);
-void report_map_memory(const struct agent *a);
+void describe_map_memory(const struct agent *a, char *buf, size_t len);
 
 /* ---- config.c ---------------------------------------------------------- */
 

@@ -103,6 +103,8 @@ int check_map_memory(const struct agent *a)
 	uint64_t need = mrc_plan_bytes(a->opt.max_qps, a->opt.max_ctx, ncpus);
 	char err[1024];
 
+	pr_info("maps for --max-qps %u --max-contexts %u: %.1f MiB planned\n",
+		a->opt.max_qps, a->opt.max_ctx, MIB(need));
 	if (a->adopting)
 		return 0;	/* the maps exist: reused, nothing new to hold */
 	if (!mrc_plan_check_memory(need, err, sizeof(err)))
@@ -131,8 +133,11 @@ void explain_load_failure(const struct agent *a, int err)
 	       strerror(-err), costly_limit(a, ncpus));
 }
 
-/* One line at start: what the maps take, as the kernel counts them. */
-void report_map_memory(const struct agent *a)
+/*
+ * What the maps take, as the kernel counts them (bytes_memlock), for the
+ * ready line: "maps for N QPs and M contexts: X MiB (planned Y MiB)".
+ */
+void describe_map_memory(const struct agent *a, char *buf, size_t len)
 {
 	uint64_t planned = mrc_plan_bytes(a->opt.max_qps, a->opt.max_ctx,
 					  possible_cpus());
@@ -142,7 +147,7 @@ void report_map_memory(const struct agent *a)
 	bpf_object__for_each_map(map, a->skel->obj)
 		if (!bpf_map__is_internal(map))
 			sum += mrc_plan_fd_bytes(bpf_map__fd(map));
-	pr_err("maps sized for %u QPs and %u contexts: %.1f MiB (bytes_memlock; "
-	       "planned %.1f MiB)%s\n", a->opt.max_qps, a->opt.max_ctx, MIB(sum),
-	       MIB(planned), a->adopting ? ", adopted" : "");
+	snprintf(buf, len, "maps for %u QPs and %u contexts: %.1f MiB (planned "
+		 "%.1f MiB%s)", a->opt.max_qps, a->opt.max_ctx, MIB(sum), MIB(planned),
+		 a->adopting ? ", adopted" : "");
 }
