@@ -140,15 +140,15 @@ static __always_inline void cc_wake(struct mrc_cc_view *v, __u32 ctx, __u32 qpn)
  * along every path of the SACK and NACK code that calls it (the many
  * branches of NSCC times those paths would exceed its budget), and its
  * stack frame is not stacked on the loss scan's nested callbacks. Hence
- * scalar arguments only, packed: who = cc_slot << 48 | context << 32 |
- * qpn; una_range = the cumulative ack before << 32 | after (the PSNs it
+ * scalar arguments only, packed: who = (cc_slot - 1) << 48 | context
+ * << 32 | qpn (16 bits hold window slots 0..MRC_QPS_LIMIT - 1); una_range = the cumulative ack before << 32 | after (the PSNs it
  * newly acked that no SACK had acked yet count too); counts = SACKed now
  * << 32 | trims; flags = losses << 32 | last-hop trim << 1 | ecn.
  */
 __noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts,
 			     __u64 flags)
 {
-	__u32 slot = (__u32)(who >> 48) - 1, qpn = (__u32)who & MRC_QPN_MASK;
+	__u32 slot = (__u32)(who >> 48), qpn = (__u32)who & MRC_QPN_MASK;
 	__u32 tx_slot = mrc_qpn_to_slot(qpn);
 	struct cc_input in = {
 		.rtt = rtt,
@@ -163,8 +163,7 @@ __noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts
 	struct mrc_cc_view *v;
 	__u64 now;
 
-	if (slot >= MRC_MAX_CC)
-		return 0;
+	/* Slots past the maps' sizes (mrcd's --max-qps) fail the lookups. */
 	tx = bpf_map_lookup_elem(&mrc_tx, &tx_slot);
 	cs = bpf_map_lookup_elem(&mrc_cc, &slot);
 	v = bpf_map_lookup_elem(&mrc_cc_view, &slot);
@@ -188,15 +187,17 @@ static __always_inline void cc_update(const struct mrc_qp_info *info, __u32 qpn,
 				      __u32 sacked, __u32 trims, __u32 losses, __u32 flags)
 {
 	/*
-	 * Only 16 bits of each fit in `who`: refuse a slot past the windows,
-	 * and name a context past the rings by one that has none (the event
-	 * is counted lost, as emit_event() does), rather than alias them.
+	 * Only 16 bits of each fit in `who`: refuse a slot past the window
+	 * number space, and name a context past it by one that has no ring
+	 * (the event is counted lost, as emit_event() does), rather than
+	 * alias them. Slots and contexts past the maps' run-time sizes fail
+	 * their lookups.
 	 */
-	__u32 ctx = info->ctx < MRC_MAX_CTX ? info->ctx : MRC_MAX_CTX;
+	__u32 ctx = info->ctx < MRC_CTX_LIMIT ? info->ctx : MRC_CTX_LIMIT;
 
-	if (!info->cc_slot || info->cc_slot > MRC_MAX_CC)
+	if (!info->cc_slot || info->cc_slot > MRC_QPS_LIMIT)
 		return;
-	mrc_cc_update((__u64)info->cc_slot << 48 | (__u64)ctx << 32 | qpn,
+	mrc_cc_update((__u64)(info->cc_slot - 1) << 48 | (__u64)ctx << 32 | qpn,
 		      (__u64)old_una << 32 | una, rtt, (__u64)sacked << 32 | trims,
 		      (__u64)losses << 32 | flags);
 }

@@ -295,8 +295,9 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
 /* ---------------------------------------------------------------------- */
 
 /*
- * QP numbers are 1..MRC_MAX_QPS on a host; slot = qpn - 1 indexes every
- * per-QP array. A QP number is claimed by inserting into mrc_qp_owner.
+ * QP numbers are 1..max_qps on a host (mrcd --max-qps, at most
+ * MRC_QPS_LIMIT); slot = qpn - 1 indexes every per-QP array. A QP number
+ * is claimed by inserting into mrc_qp_owner.
  */
 /*
  * The version of everything in this file that crosses the pinned maps:
@@ -1021,13 +1022,16 @@ static inline int mrc_psn_before(__u32 a, __u32 b)
 }
 
 /*
- * QP number <-> slot: QP numbers are 1..MRC_MAX_QPS (0 names no QP), and
+ * QP number <-> slot: QP numbers are 1..max_qps (0 names no QP), and
  * slot = qpn - 1 indexes every per-QP array (mrc_qps, mrc_rx, mrc_tx,
  * mrc_qp_evs, ...). Convert only through these, so the rule lives here.
+ * mrc_qpn_valid() checks the number space only (1..MRC_QPS_LIMIT): how
+ * many QPs a host has is mrcd's run-time choice, so every array lookup by
+ * slot bound-checks against the map's own size (a failed lookup).
  */
 static inline int mrc_qpn_valid(__u32 qpn)
 {
-	return qpn != 0 && qpn <= MRC_MAX_QPS;
+	return qpn != 0 && qpn <= MRC_QPS_LIMIT;
 }
 
 static inline __u32 mrc_qpn_to_slot(__u32 qpn)

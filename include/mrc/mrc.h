@@ -48,6 +48,12 @@ struct mrc_context_attr {
 	uint16_t udp_port;	/* peers' MRC port; 0 = 4791 */
 };
 
+/*
+ * Attach the process to the fast path mrcd loaded. NULL with errno on
+ * failure: EMFILE when every context slot of the host is held by a live
+ * process (mrcd --max-contexts, default 256; a message names the limit),
+ * ENOENT when mrcd is not running, EPROTO for maps of another build.
+ */
 struct mrc_context *mrc_open(const struct mrc_context_attr *attr);
 int mrc_close(struct mrc_context *ctx);
 
@@ -199,8 +205,12 @@ enum mrc_qp_attr_mask {
 };
 
 /*
- * The QP number is a free one of the MRC_MAX_QPS drawn with getrandom()
- * (claimed in mrc_qp_owner); ENOSPC when all are taken.
+ * The QP number is a free one of the host's 1..N, N being mrcd's
+ * --max-qps (default 4096), drawn with getrandom() and claimed in
+ * mrc_qp_owner, never one another live QP holds; ENOSPC (and a logged
+ * message naming the limit) when all are taken. A QP's congestion window
+ * takes one of N window slots too: ENOSPC from mrc_modify_qp to RTS when
+ * none is left.
  */
 struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 			     const struct mrc_qp_init_attr *attr);

@@ -107,7 +107,7 @@ start_bg() {
 # --------------------------------------------------------------------------
 begin mrcd.agent_start
 check "agent start succeeds" lab agent start
-check "h1 says ready" grep -q "^mrcd: ready: planes p1,p2 port 4791 pins $PINS\$" \
+check "h1 says ready" grep -q "^mrcd: ready: planes p1,p2 port 4791 pins $PINS; maps for 4096 QPs and 256 contexts: [0-9.]* MiB (planned [0-9.]* MiB)\$" \
 	"$STATE/$LAB/mrcd-h1.log"
 check "h1 has every pin" eq "$(pins_of h1 $PINS)" "$(expected_pins)"
 check "h2 has every pin" eq "$(pins_of h2 $PINS)" "$(expected_pins)"
@@ -209,7 +209,7 @@ begin mrcd.daemon_options
 hx h1 timeout 20 "$MRCD" --daemon --planes tv0 --xdp-mode native --port 5000 \
 	--pin-dir /sys/fs/bpf/mrcn --pidfile "$tmp/mrcd.pid" -v > "$tmp/daemon.out" 2>&1
 check "--daemon returns 0 once ready" eq "$?" 0
-check "ready line before detaching" grep -q "^mrcd: ready: planes tv0 port 5000 pins /sys/fs/bpf/mrcn$" \
+check "ready line before detaching" grep -q "^mrcd: ready: planes tv0 port 5000 pins /sys/fs/bpf/mrcn; maps for " \
 	"$tmp/daemon.out"
 check "-v names the mode" grep -q "tv0: XDP attached in native mode" "$tmp/daemon.out"
 pid=$(cat "$tmp/mrcd.pid" 2>/dev/null)

@@ -69,7 +69,7 @@ void fz_maps_close(struct fz_maps *m)
 		munmap(m->tx, array_len(sizeof(*m->tx)));
 	if (m->rx)
 		munmap(m->rx, array_len(sizeof(*m->rx)));
-	ev_table_unmap(m->evs);
+	ev_table_unmap(m->evs, MFD(mrc_qp_evs));
 	if (m->view)
 		munmap(m->view, array_len(sizeof(*m->view)));
 	memset(m, 0, sizeof(*m));

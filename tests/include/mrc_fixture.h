@@ -63,6 +63,14 @@ extern const __u8 local4[4], peer4[4], local6[16], peer6[16];
 
 /* Load mrc.bpf.c's skeleton with the pin root /sys/fs/bpf/<name>-<pid>. */
 int fixture_setup(const char *name);
+/*
+ * The same with the maps sized as mrcd sizes them for --max-qps max_qps
+ * and --max-contexts max_ctx (0, 0: as built, MRC_MAX_QPS and MRC_MAX_CTX).
+ */
+int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx);
+/* The limits the maps were sized for, and where they are pinned. */
+extern __u32 fx_max_qps, fx_max_ctx;
+const char *fixture_pin_dir(void);
 void fixture_cleanup(void);
 
 /* ---- packet builders ---------------------------------------------------- */

@@ -15,11 +15,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/map_plan.h"
 #include "mrc_fixture.h"
 #include "pindir.h"
 
 struct mrc *skel;
 static char pin_dir[64];
+__u32 fx_max_qps = MRC_MAX_QPS, fx_max_ctx = MRC_MAX_CTX;
 int ncpus;
 unsigned int lo_ifindex = 1;
 int ring_fd = -1;	/* the context-0 event ring (tests move it) */
@@ -408,24 +410,24 @@ void reset_maps(void)
 	__u32 k;
 
 	zero_array(MFD(mrc_cfg), 1, sizeof(struct mrc_global_cfg), 0);
-	zero_array(MFD(mrc_qps), MRC_MAX_QPS, sizeof(struct mrc_qp_info), 0);
-	zero_array(MFD(mrc_qp_evs), MRC_MAX_QPS, sizeof(struct mrc_qp_evs), 0);
-	zero_array(MFD(mrc_rx), MRC_MAX_QPS, sizeof(struct mrc_rx_state), 0);
-	zero_array(MFD(mrc_tx), MRC_MAX_QPS, sizeof(struct mrc_tx_state), 0);
-	zero_array(MFD(mrc_qp_stats), MRC_MAX_QPS, sizeof(struct mrc_qp_stats), 1);
+	zero_array(MFD(mrc_qps), fx_max_qps, sizeof(struct mrc_qp_info), 0);
+	zero_array(MFD(mrc_qp_evs), fx_max_qps, sizeof(struct mrc_qp_evs), 0);
+	zero_array(MFD(mrc_rx), fx_max_qps, sizeof(struct mrc_rx_state), 0);
+	zero_array(MFD(mrc_tx), fx_max_qps, sizeof(struct mrc_tx_state), 0);
+	zero_array(MFD(mrc_qp_stats), fx_max_qps, sizeof(struct mrc_qp_stats), 1);
 	zero_array(MFD(mrc_drops), 1, sizeof(struct mrc_drop_stats), 1);
 	zero_array(MFD(mrc_planes), MRC_MAX_PLANES_ABI, sizeof(struct mrc_plane), 0);
-	zero_array(MFD(mrc_ev_stats), MRC_MAX_QPS, sizeof(struct mrc_qp_ev_stats), 0);
-	zero_array(MFD(mrc_send_log), MRC_MAX_QPS, sizeof(struct mrc_send_log), 0);
-	zero_array(MFD(mrc_rev_evs), MRC_MAX_QPS, sizeof(struct mrc_rev_evs), 0);
-	zero_array(MFD(mrc_cc), MRC_MAX_CC, sizeof(struct mrc_cc_state), 0);
-	zero_array(MFD(mrc_cc_view), MRC_MAX_CC, sizeof(struct mrc_cc_view), 0);
+	zero_array(MFD(mrc_ev_stats), fx_max_qps, sizeof(struct mrc_qp_ev_stats), 0);
+	zero_array(MFD(mrc_send_log), fx_max_qps, sizeof(struct mrc_send_log), 0);
+	zero_array(MFD(mrc_rev_evs), fx_max_qps, sizeof(struct mrc_rev_evs), 0);
+	zero_array(MFD(mrc_cc), fx_max_qps, sizeof(struct mrc_cc_state), 0);
+	zero_array(MFD(mrc_cc_view), fx_max_qps, sizeof(struct mrc_cc_view), 0);
 	delete_all(MFD(mrc_cc_owner), sizeof(__u32));
 	delete_all(MFD(mrc_peers), sizeof(struct mrc_peer_key));
 	delete_all(MFD(mrc_plane_of), sizeof(__u32));
 	delete_all(MFD(mrc_known_peers), sizeof(struct mrc_known_peer_key));
 	delete_all(MFD(mrc_probe_ports), sizeof(__u32));
-	for (k = 0; k < MRC_MAX_CTX; k++)
+	for (k = 0; k < fx_max_ctx; k++)
 		bpf_map_delete_elem(MFD(mrc_events), &k);	/* ENOENT is fine */
 	/* Control-path counters and EV events of earlier tests. */
 	zero_array(MFD(mrc_ctl_stats), 1, sizeof(struct mrc_ctl_stats), 1);
@@ -651,9 +653,20 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+const char *fixture_pin_dir(void)
+{
+	return pin_dir;
+}
+
 int fixture_setup(const char *name)
 {
+	return fixture_setup_sized(name, 0, 0);
+}
+
+int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx)
+{
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
+	char why[256];
 	int err;
 
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
@@ -676,6 +689,15 @@ int fixture_setup(const char *name)
 	if (!skel) {
 		fprintf(stderr, "opening mrc: %s\n", strerror(errno));
 		return -1;
+	}
+	/* Sized as mrcd sizes them for --max-qps/--max-contexts (map_plan.h). */
+	if (max_qps && max_ctx) {
+		if (mrc_plan_size_object(skel->obj, max_qps, max_ctx, why, sizeof(why))) {
+			fprintf(stderr, "%s\n", why);
+			return -1;
+		}
+		fx_max_qps = max_qps;
+		fx_max_ctx = max_ctx;
 	}
 	err = mrc__load(skel);
 	if (err) {

@@ -93,9 +93,11 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 	if (!qpn || bpf_map_lookup_elem(s->fd_qps, &key, &qi))
 		return fail(qpn ? -errno : -EINVAL, err, errlen, "reading QP %u in "
 			    "mrc_qps: %s", qpn, qpn ? strerror(errno) : "no such QP");
-	if (qi.cc_slot > MRC_MAX_CC)
+	/* Past the map's size (mrcd's --max-qps) the lookup fails. */
+	if (qi.cc_slot > MRC_QPS_LIMIT)
 		return fail(-ERANGE, err, errlen, "QP %u names window %u, beyond "
-			    "the %d of mrc_cc_view", qpn, qi.cc_slot, MRC_MAX_CC);
+			    "the %d window slots there can be", qpn, qi.cc_slot,
+			    MRC_QPS_LIMIT);
 	s->slot = qi.cc_slot;
 	if (!s->slot)
 		return 0;

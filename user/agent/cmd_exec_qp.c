@@ -57,9 +57,9 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	else if (m->cc_view < 0)
 		snprintf(v->cc_err, sizeof(v->cc_err), "mrc_cc_view is missing: the "
 			 "fast path mrcd loaded has no congestion control");
-	else if (slot > MRC_MAX_CC)
-		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %d of "
-			 "mrc_cc_view", slot, MRC_MAX_CC);
+	else if (slot > MRC_QPS_LIMIT)	/* past the map's size: the lookup fails */
+		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %d "
+			 "window slots there can be", slot, MRC_QPS_LIMIT);
 	else if (bpf_map_lookup_elem(m->cc_view, &key, &v->ccv))
 		snprintf(v->cc_err, sizeof(v->cc_err), "reading window %u of "
 			 "mrc_cc_view: %s", slot, strerror(errno));

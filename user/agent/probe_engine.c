@@ -231,7 +231,7 @@ static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 		return fail(-1, err, errlen, "mapping the EV tables (mrc_qp_evs): %s%s",
 			    strerror(errno), errno == EPROTO ?
 			    " (pins of another build: mrcd --detach first)" : "");
-	pe->tx_map_len = sizeof(struct mrc_tx_state) * MRC_MAX_QPS;
+	pe->tx_map_len = sizeof(struct mrc_tx_state) * pe_n_slots(pe);
 	p = mmap(NULL, pe->tx_map_len, PROT_READ, MAP_SHARED, pe->pins.fd[MRC_PIN_TX], 0);
 	if (p == MAP_FAILED)
 		return fail(-1, err, errlen, "mapping mrc_tx: %s", strerror(errno));
@@ -362,13 +362,13 @@ void pe_close(struct probe_engine *pe)
 		close_fd(pe->planes[i].sock4);
 		close_fd(pe->planes[i].sock6);
 	}
-	for (uint32_t s = 0; s < MRC_MAX_QPS; s++)
+	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
 		free(pe->slots[s]);
 	close_fd(pe->timer_fd);
 	close_fd(pe->link_fd);
 	close_fd(pe->ctl_fd);
 	ring_buffer__free(pe->ring);
-	ev_table_unmap(pe->evs);
+	ev_table_unmap(pe->evs, pe->pins.fd[MRC_PIN_QP_EVS]);
 	if (pe->tx)
 		munmap((void *)pe->tx, pe->tx_map_len);
 	mrc_pins_close(&pe->pins);
@@ -405,7 +405,7 @@ void pe_status(const struct probe_engine *pe, struct pe_status *st)
 	st->n_planes = pe->cfg.n_planes;
 	for (int i = 0; i < pe->cfg.n_planes; i++)
 		st->link_up[i] = pe->planes[i].up;
-	for (uint32_t s = 0; s < MRC_MAX_QPS; s++)
+	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
 		for (uint32_t i = 0; pe->slots[s] && i < pe->slots[s]->n_evs; i++)
 			st->bad_evs += pe->slots[s]->ev[i].known == KNOWN_BAD;
 	memcpy(st->counters, pe->counters, sizeof(st->counters));

@@ -257,4 +257,13 @@ void pe_job_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t opcod
 		   const struct mrc_eph *eph, void *arg);
 void pe_job_free(struct pe_job *job);
 
+/*
+ * The QP slots the engine follows: its arrays hold MRC_MAX_QPS, the maps
+ * mrcd's --max-qps (pins.max_qps); never past either.
+ */
+static inline uint32_t pe_n_slots(const struct probe_engine *pe)
+{
+	return pe->pins.max_qps < MRC_MAX_QPS ? pe->pins.max_qps : MRC_MAX_QPS;
+}
+
 #endif

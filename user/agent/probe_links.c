@@ -44,7 +44,7 @@ static int port_status_dests(struct probe_engine *pe, uint8_t changed,
 {
 	int n = 0;
 
-	for (uint32_t slot = 0; slot < MRC_MAX_QPS; slot++) {
+	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		for (int q = 1; s && q <= s->info.n_peer_addrs && q <= pe->cfg.n_planes; q++) {
@@ -117,7 +117,7 @@ static int demote_plane(struct probe_engine *pe, uint16_t plane, uint8_t reason,
 		PE_DEMOTIONS_PORT_DOWN : PE_DEMOTIONS_PEER_PORT_DOWN;
 	int matched = 0;
 
-	for (uint32_t slot = 0; slot < MRC_MAX_QPS; slot++) {
+	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		if (!s || (peer && !pe_slot_has_peer(s, peer)))
@@ -136,7 +136,7 @@ static int probe_plane_now(struct probe_engine *pe, uint16_t plane, const uint8_
 {
 	int matched = 0;
 
-	for (uint32_t slot = 0; slot < MRC_MAX_QPS; slot++) {
+	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		if (!s || (peer && !pe_slot_has_peer(s, peer)))

@@ -83,7 +83,7 @@ void pe_peers_open(struct probe_engine *pe)
 {
 	struct pe_peers *pp = &pe->peers;
 
-	for (uint32_t s = 0; s < MRC_MAX_QPS; s++)
+	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
 		pp->seen_state[s] = pp->seen_gen[s] = NOT_SEEN;
 	read_installed(pe);
 	read_ports(pe);
@@ -135,7 +135,7 @@ static int build_want(struct probe_engine *pe)
 	struct pe_peers *pp = &pe->peers;
 	int n = 0, out = 0;
 
-	for (uint32_t s = 0; s < MRC_MAX_QPS; s++)
+	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
 		for (int k = 0; k < pp->n_addrs[s]; k++)
 			n = add_want(pp, n, pp->addrs[s][k], MRC_KNOWN_QP);
 	for (int i = 0; i < pe->cfg.n_peers && i < PE_MAX_CONFIGURED_PEERS; i++)
@@ -266,7 +266,7 @@ void pe_peers_tick(struct probe_engine *pe)
 {
 	struct pe_peers *pp = &pe->peers;
 
-	for (uint32_t s = 0; s < MRC_MAX_QPS; s++) {
+	for (uint32_t s = 0; s < pe_n_slots(pe); s++) {
 		uint32_t st = tx_state(pe, s), gen = tx_generation(pe, s);
 
 		if (st == pp->seen_state[s] && gen == pp->seen_gen[s])

@@ -213,7 +213,7 @@ void pe_report_unreported(struct probe_engine *pe, const struct candidate *cand,
 /* Which slots deserve a look this tick, and the look. */
 void pe_scan_slots(struct probe_engine *pe, struct candidate *cand, int *n_cand)
 {
-	for (uint32_t slot = 0; slot < MRC_MAX_QPS; slot++) {
+	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
 		uint32_t down = __atomic_load_n(&pe->evs[slot].n_down, __ATOMIC_ACQUIRE);
 		struct pe_slot *s = pe->slots[slot];
 
@@ -248,7 +248,7 @@ int pe_on_ring_event(void *ctx, void *data, size_t size)
 	struct pe_slot *s;
 	struct ev_record r;
 
-	if (size < sizeof(*x) || !x->qpn || x->qpn > MRC_MAX_QPS)
+	if (size < sizeof(*x) || !x->qpn || x->qpn > pe_n_slots(pe))
 		return 0;
 	slot = mrc_qpn_to_slot(x->qpn);
 	s = pe_slot_get(pe, slot);

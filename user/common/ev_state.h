@@ -15,9 +15,13 @@
 #include "mrc/abi.h"
 #include "mrc/ev_rules.h"
 
-/* Map the whole mrc_qp_evs array (fd of the map); NULL + errno on error. */
+/*
+ * Map the whole mrc_qp_evs array (fd of the map, one entry per QP slot,
+ * as many as mrcd sized it for); NULL + errno on error. Unmapping takes
+ * the same map's fd, still open, for the mapping's length.
+ */
 struct mrc_qp_evs *ev_table_map(int map_fd);
-void ev_table_unmap(struct mrc_qp_evs *base);
+void ev_table_unmap(struct mrc_qp_evs *base, int map_fd);
 
 /* The table of QP slot in a mapping from ev_table_map(). */
 static inline struct mrc_qp_evs *ev_table_at(struct mrc_qp_evs *base,

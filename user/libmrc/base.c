@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,76 @@ size_t mrc_array_map_len(size_t value_size, size_t entries)
 	size_t len = ((value_size + 7) & ~(size_t)7) * entries;
 
 	return (len + page - 1) & ~(page - 1);
+}
+
+/* Grow a dense pointer list to hold one more (doubling). */
+int mrc_list_reserve(void ***list, uint32_t n, uint32_t *cap)
+{
+	uint32_t want = *cap ? *cap * 2 : 16;
+	void **p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*list, want * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*list = p;
+	*cap = want;
+	return 0;
+}
+
+int mrc_own_add(struct mrc_context *ctx, struct mrc_qp *qp)
+{
+	int err = mrc_list_reserve((void ***)&ctx->own, ctx->n_own, &ctx->cap_own);
+
+	if (err)
+		return err;
+	qp->own_idx = ctx->n_own;
+	ctx->own[ctx->n_own++] = qp;
+	ctx->qps[qp->slot] = qp;
+	return 0;
+}
+
+/* Out of both lists; the last of the dense one takes its place. */
+void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp)
+{
+	struct mrc_qp *last = ctx->own[--ctx->n_own];
+
+	ctx->own[qp->own_idx] = last;
+	last->own_idx = qp->own_idx;
+	ctx->qps[qp->slot] = NULL;
+}
+
+/*
+ * Claim a free key in first..first+n-1 of an owner map: a few drawn at
+ * random (unpredictable numbers), then every key from a random start;
+ * never one a live process holds (mrc_claim_slot). -ENOSPC when all are.
+ */
+#define CLAIM_RANDOM_TRIES 8
+
+int mrc_claim_random(int owner_fd, uint32_t first, uint32_t n, pid_t pid,
+		     uint32_t *key)
+{
+	uint32_t r[CLAIM_RANDOM_TRIES + 1];
+	int err = n ? mrc_random_bytes(r, sizeof(r)) : -ENOSPC;
+
+	if (err)
+		return err;
+	for (int i = 0; i < CLAIM_RANDOM_TRIES; i++) {
+		if (!mrc_claim_slot(owner_fd, first + r[i] % n, pid)) {
+			*key = first + r[i] % n;
+			return 0;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = first + (r[CLAIM_RANDOM_TRIES] + i) % n;
+
+		if (!mrc_claim_slot(owner_fd, k, pid)) {
+			*key = k;
+			return 0;
+		}
+	}
+	return -ENOSPC;
 }
 
 struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot)

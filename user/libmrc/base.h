@@ -65,6 +65,12 @@ void mrc_log(int level, const char *fmt, ...);
 
 int mrc_random_bytes(void *buf, size_t len);
 int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
+int mrc_claim_random(int owner_fd, uint32_t first, uint32_t n, pid_t pid,
+		     uint32_t *key);
+int mrc_list_reserve(void ***list, uint32_t n, uint32_t *cap);
+/* A QP into (out of) the context's lists: by slot, and dense (ctx->own). */
+int mrc_own_add(struct mrc_context *ctx, struct mrc_qp *qp);
+void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp);
 size_t mrc_array_map_len(size_t value_size, size_t entries);
 struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);
 struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);

@@ -53,15 +53,16 @@
 #define PACE_GAIN_PCT		125u
 #define PACE_BURST_PKTS		2u
 
-static size_t cc_view_len(void)
+/* One window slot per QP the host may have (mrcd's --max-qps). */
+static size_t cc_view_len(const struct mrc_context *ctx)
 {
-	return mrc_array_map_len(sizeof(struct mrc_cc_view), MRC_MAX_CC);
+	return mrc_array_map_len(sizeof(struct mrc_cc_view), ctx->pins.max_qps);
 }
 
 /* The maps are open (context.c open_maps): map the view. */
 int mrc_cc_open(struct mrc_context *ctx)
 {
-	void *view = mmap(NULL, cc_view_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
+	void *view = mmap(NULL, cc_view_len(ctx), PROT_READ | PROT_WRITE, MAP_SHARED,
 			  mrc_map_fd(ctx, MRC_PIN_CC_VIEW), 0);
 
 	if (view == MAP_FAILED)
@@ -73,12 +74,15 @@ int mrc_cc_open(struct mrc_context *ctx)
 /* Give back this context's windows; the maps close with the context. */
 void mrc_cc_close(struct mrc_context *ctx)
 {
-	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
-		if (ctx->cc[i].refs)
-			bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER),
-					    &ctx->cc[i].slot);
+	for (uint32_t i = 0; i < ctx->n_cc; i++) {
+		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &ctx->cc[i]->slot);
+		free(ctx->cc[i]);
+	}
+	free(ctx->cc);
+	ctx->cc = NULL;
+	ctx->n_cc = ctx->cap_cc = 0;
 	if (ctx->cc_view)
-		munmap(ctx->cc_view, cc_view_len());
+		munmap(ctx->cc_view, cc_view_len(ctx));
 	ctx->cc_view = NULL;
 }
 
@@ -153,33 +157,83 @@ static int cc_params(struct mrc_qp *qp, struct mrc_nscc_params *p)
 
 static struct mrc_cc_group *find_group(struct mrc_context *ctx, const uint8_t *peer)
 {
-	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
-		if (ctx->cc[i].refs && !memcmp(ctx->cc[i].peer, peer, 16))
-			return &ctx->cc[i];
+	for (uint32_t i = 0; i < ctx->n_cc; i++)
+		if (!memcmp(ctx->cc[i]->peer, peer, 16))
+			return ctx->cc[i];
 	return NULL;
+}
+
+/*
+ * A window slot of the host's (one per QP it may have, mrcd's --max-qps),
+ * claimed in mrc_cc_owner like QP numbers: ENOSPC, said with the limit,
+ * when all are taken.
+ */
+static int claim_window_slot(struct mrc_context *ctx, uint32_t *slot)
+{
+	int err = mrc_claim_random(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), 0,
+				   ctx->pins.max_qps, ctx->pid, slot);
+
+	if (err == -ENOSPC)
+		mrc_log(MRC_LOG_ERROR, "cannot give the QP a congestion window: all %u "
+			"window slots of this host are in use (mrcd --max-qps %u)",
+			ctx->pins.max_qps, ctx->pins.max_qps);
+	return err;
+}
+
+/* A new window in the context's list, its slot claimed; NULL + errno. */
+static struct mrc_cc_group *add_group(struct mrc_context *ctx)
+{
+	struct mrc_cc_group *g;
+	uint32_t slot;
+	int err = mrc_list_reserve((void ***)&ctx->cc, ctx->n_cc, &ctx->cap_cc);
+
+	if (!err)
+		err = claim_window_slot(ctx, &slot);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &slot);
+		errno = ENOMEM;
+		return NULL;
+	}
+	g->slot = slot;
+	ctx->cc[ctx->n_cc++] = g;
+	return g;
+}
+
+/* Out of the context's list, its slot given back. */
+static void drop_group(struct mrc_context *ctx, struct mrc_cc_group *g)
+{
+	for (uint32_t i = 0; i < ctx->n_cc; i++) {
+		if (ctx->cc[i] != g)
+			continue;
+		ctx->cc[i] = ctx->cc[--ctx->n_cc];
+		break;
+	}
+	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &g->slot);
+	free(g);
 }
 
 static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *peer,
 				      const struct mrc_nscc_params *p)
 {
 	struct mrc_cc_state st = {};
-	struct mrc_cc_group *g = NULL;
+	struct mrc_cc_group *g = add_group(ctx);
 	struct mrc_cc_view *v;
 	uint32_t slot;
 
-	for (uint32_t i = 0; i < MRC_MAX_CC && !g; i++)
-		if (!ctx->cc[i].refs)
-			g = &ctx->cc[i];
-	for (slot = 0; g && slot < MRC_MAX_CC; slot++)
-		if (!mrc_claim_slot(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), slot, ctx->pid))
-			break;
-	if (!g || slot == MRC_MAX_CC) {
-		errno = ENOSPC;
+	if (!g)
 		return NULL;
-	}
+	slot = g->slot;
 	nscc_init(&st.nscc, p, mrc_now_ns());
 	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_CC), &slot, &st, BPF_ANY)) {
-		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &slot);
+		int err = errno;
+
+		drop_group(ctx, g);
+		errno = err;
 		return NULL;
 	}
 	v = &ctx->cc_view[slot];
@@ -191,7 +245,6 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	__atomic_store_n(&v->cwnd, p->algo == MRC_CC_NSCC ? p->max_cwnd : UINT32_MAX,
 			 __ATOMIC_RELEASE);
 	memcpy(g->peer, peer, 16);
-	g->slot = slot;
 	g->inflight = 0;
 	g->pacing = p->algo == MRC_CC_NSCC && !(p->flags & MRC_CC_F_NO_PACING);
 	g->pace_next_ns = 0;
@@ -232,7 +285,7 @@ void mrc_cc_detach(struct mrc_qp *qp)
 	qp->cc_inflight = 0;
 	if (--g->refs)
 		return;
-	bpf_map_delete_elem(mrc_map_fd(qp->ctx, MRC_PIN_CC_OWNER), &g->slot);
+	drop_group(qp->ctx, g);
 }
 
 uint32_t mrc_cc_slot(const struct mrc_qp *qp)
@@ -431,7 +484,6 @@ void mrc_cc_arm_wakeup(struct mrc_qp *qp)
 
 void mrc_cc_disarm_wakeups(struct mrc_context *ctx)
 {
-	for (uint32_t i = 0; i < MRC_MAX_CC; i++)
-		if (ctx->cc[i].refs)
-			__atomic_store_n(&ctx->cc[i].view->waiting, 0, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < ctx->n_cc; i++)
+		__atomic_store_n(&ctx->cc[i]->view->waiting, 0, __ATOMIC_RELAXED);
 }

@@ -52,10 +52,19 @@ static int open_maps(struct mrc_context *ctx)
 	return rc;
 }
 
+/*
+ * Everything sized by mrcd's limits (--max-qps, learned from the maps by
+ * open_maps): the mapped per-QP arrays and our QPs by slot.
+ */
 static int map_state_arrays(struct mrc_context *ctx)
 {
-	ctx->rx_map_len = mrc_array_map_len(sizeof(struct mrc_rx_state), MRC_MAX_QPS);
-	ctx->tx_map_len = mrc_array_map_len(sizeof(struct mrc_tx_state), MRC_MAX_QPS);
+	ctx->qps = calloc(ctx->pins.max_qps, sizeof(*ctx->qps));
+	if (!ctx->qps)
+		return -ENOMEM;
+	ctx->rx_map_len = mrc_array_map_len(sizeof(struct mrc_rx_state),
+					    ctx->pins.max_qps);
+	ctx->tx_map_len = mrc_array_map_len(sizeof(struct mrc_tx_state),
+					    ctx->pins.max_qps);
 	ctx->rx_map = mmap(NULL, ctx->rx_map_len, PROT_READ | PROT_WRITE,
 			   MAP_SHARED, mrc_map_fd(ctx, MRC_PIN_RX), 0);
 	if (ctx->rx_map == MAP_FAILED) {
@@ -79,12 +88,16 @@ static int map_state_arrays(struct mrc_context *ctx)
 	return 0;
 }
 
+/*
+ * An event ring slot of the host's 1..max_ctx (mrcd's --max-contexts),
+ * from one the pid picks; EMFILE, said with the limit, when all are taken.
+ */
 static int claim_event_ring(struct mrc_context *ctx)
 {
-	uint32_t start = (uint32_t)ctx->pid % MRC_MAX_CTX;
+	uint32_t n = ctx->pins.max_ctx, start = (uint32_t)ctx->pid % n;
 
-	for (uint32_t i = 0; i < MRC_MAX_CTX; i++) {
-		uint32_t slot = (start + i) % MRC_MAX_CTX;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = (start + i) % n;
 
 		if (mrc_claim_slot(mrc_map_fd(ctx, MRC_PIN_CTX_OWNER), slot, ctx->pid))
 			continue;
@@ -92,8 +105,12 @@ static int claim_event_ring(struct mrc_context *ctx)
 		ctx->ctx_claimed = true;
 		break;
 	}
-	if (!ctx->ctx_claimed)
+	if (!ctx->ctx_claimed) {
+		mrc_log(MRC_LOG_ERROR, "cannot open a context: all %u context slots of "
+			"this host are in use by live processes (mrcd --max-contexts %u)",
+			n, n);
 		return -EMFILE;
+	}
 
 	ctx->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "mrc_ctx_ring", 0,
 				      0, MRC_CTX_RING_BYTES, NULL);
@@ -156,9 +173,10 @@ static void close_fd(int *fd)
 
 static void context_free(struct mrc_context *ctx)
 {
-	for (int i = 0; i < MRC_MAX_QPS; i++)
-		if (ctx->qps[i])
-			mrc_destroy_qp(ctx->qps[i]);
+	while (ctx->n_own)
+		mrc_destroy_qp(ctx->own[ctx->n_own - 1]);
+	free(ctx->own);
+	free(ctx->qps);
 	for (int i = 0; i < ctx->n_mrs; i++)
 		free(ctx->mrs[i]);
 	free(ctx->mrs);
@@ -175,7 +193,7 @@ static void context_free(struct mrc_context *ctx)
 		munmap(ctx->rx_map, ctx->rx_map_len);
 	if (ctx->tx_map)
 		munmap(ctx->tx_map, ctx->tx_map_len);
-	ev_table_unmap(ctx->evs_map);
+	ev_table_unmap(ctx->evs_map, mrc_map_fd(ctx, MRC_PIN_QP_EVS));
 	close_fd(&ctx->sock);
 	mrc_pins_close(&ctx->pins);
 	free(ctx);

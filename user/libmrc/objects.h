@@ -67,7 +67,7 @@ struct mrc_send_wqe {
 struct mrc_cc_group {
 	uint8_t peer[16];		/* the destination (its first plane address) */
 	uint32_t slot;			/* index into mrc_cc and mrc_cc_view */
-	uint32_t refs;			/* QPs sharing it; 0 = free */
+	uint32_t refs;			/* QPs sharing it (freed at 0) */
 	uint64_t inflight;		/* bytes, summed over those QPs */
 	bool pacing;			/* spread new packets over the RTT */
 	uint64_t pace_next_ns;		/* the next paced packet's departure */
@@ -78,6 +78,7 @@ struct mrc_qp {
 	struct mrc_context *ctx;
 	uint32_t qpn;
 	uint32_t slot;
+	uint32_t own_idx;		/* where it is in ctx->own */
 	enum mrc_qp_state state;
 	struct mrc_qp_init_attr init;
 	struct mrc_qp_attr attr;
@@ -172,7 +173,15 @@ struct mrc_context {
 	uint16_t sock_port;
 	bool gso_refused;		/* the kernel refused UDP_SEGMENT: bursts of 1 (send.c) */
 
-	struct mrc_qp *qps[MRC_MAX_QPS];	/* by slot, ours only */
+	/*
+	 * Our QPs: by slot (pins.max_qps of them, mrcd's --max-qps) to find
+	 * one a packet or an event names, and dense (n_own of them) for the
+	 * rounds of progress, so a round costs what this context has, not
+	 * what the host could have.
+	 */
+	struct mrc_qp **qps;
+	struct mrc_qp **own;
+	uint32_t n_own, cap_own;
 	struct mrc_mr **mrs;
 	int n_mrs, cap_mrs;
 
@@ -194,7 +203,8 @@ struct mrc_context {
 
 	/* congestion windows (cc.c) */
 	struct mrc_cc_view *cc_view;	/* mmapped mrc_cc_view */
-	struct mrc_cc_group cc[MRC_MAX_CC];
+	struct mrc_cc_group **cc;	/* the windows in use, n_cc of them */
+	uint32_t n_cc, cap_cc;
 
 	struct mrc_async_event async[64];
 	uint32_t async_head, async_tail;

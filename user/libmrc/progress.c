@@ -113,11 +113,11 @@ void mrc_progress_close(struct mrc_context *ctx)
 /* Does any QP of the context need the CPU now (sends, resends, SACKs)? */
 static bool context_wants_cpu(struct mrc_context *ctx)
 {
-	for (int i = 0; i < MRC_MAX_QPS; i++) {
-		struct mrc_qp *qp = ctx->qps[i];
+	for (uint32_t i = 0; i < ctx->n_own; i++) {
+		struct mrc_qp *qp = ctx->own[i];
 
 		/* sack_pending: XDP dropped a duplicate, a SACK is owed. */
-		if (qp && (qp->sack_due ||
+		if ((qp->sack_due ||
 			   __atomic_load_n(&qp->rx->sack_pending, __ATOMIC_RELAXED) ||
 			   mrc_tx_wants_cpu(qp)))
 			return true;
@@ -136,11 +136,9 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 	uint64_t sleep_ns = IDLE_MAX_SLEEP_NS, deadline;
 
 	*paced = false;
-	for (int i = 0; i < MRC_MAX_QPS; i++) {
-		struct mrc_qp *qp = ctx->qps[i];
+	for (uint32_t i = 0; i < ctx->n_own; i++) {
+		struct mrc_qp *qp = ctx->own[i];
 
-		if (!qp)
-			continue;
 		if (mrc_cc_pace_deadline(qp, &deadline)) {
 			if (deadline <= now + PACE_SPIN_NS)
 				return 0;
@@ -308,12 +306,10 @@ static void progress(struct mrc_context *ctx)
 
 	input |= mrc_rx_progress(ctx) > 0;
 	busy = input;
-	for (int i = 0; i < MRC_MAX_QPS; i++) {
-		struct mrc_qp *qp = ctx->qps[i];
+	for (uint32_t i = 0; i < ctx->n_own; i++) {
+		struct mrc_qp *qp = ctx->own[i];
 		uint64_t before;
 
-		if (!qp)
-			continue;
 		before = qp_output(qp);
 		drive_qp(ctx, qp);
 		if (qp_output(qp) != before)

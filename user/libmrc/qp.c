@@ -38,38 +38,21 @@ static uint32_t pow2_at_least(uint32_t n)
 }
 
 /*
- * A QP number peers cannot predict: a few slots drawn with getrandom(),
- * then every slot from a random start; each claimed in mrc_qp_owner
- * (BPF_NOEXIST, see mrc_claim_slot). -errno if getrandom fails, -ENOSPC
- * when every slot is taken.
+ * A QP number peers cannot predict, among the host's 1..max_qps (mrcd's
+ * --max-qps, learned from the maps), claimed in mrc_qp_owner so no other
+ * QP of any process has it. -ENOSPC, said with the limit, when all are.
  */
-#define QPN_RANDOM_TRIES 8
-
 static int claim_qpn(struct mrc_context *ctx, uint32_t *qpn)
 {
-	int fd = mrc_map_fd(ctx, MRC_PIN_QP_OWNER);
-	uint32_t r[QPN_RANDOM_TRIES + 1];
-	int err = mrc_random_bytes(r, sizeof(r));
+	/* mrc_qp_owner is keyed by QP number: 1..max_qps. */
+	int err = mrc_claim_random(mrc_map_fd(ctx, MRC_PIN_QP_OWNER),
+				   mrc_slot_to_qpn(0), ctx->pins.max_qps, ctx->pid, qpn);
 
-	if (err)
-		return err;
-	for (int i = 0; i < QPN_RANDOM_TRIES; i++) {
-		uint32_t n = mrc_slot_to_qpn(r[i] % MRC_MAX_QPS);
-
-		if (!mrc_claim_slot(fd, n, ctx->pid)) {
-			*qpn = n;
-			return 0;
-		}
-	}
-	for (uint32_t i = 0; i < MRC_MAX_QPS; i++) {
-		uint32_t n = mrc_slot_to_qpn((r[QPN_RANDOM_TRIES] + i) % MRC_MAX_QPS);
-
-		if (!mrc_claim_slot(fd, n, ctx->pid)) {
-			*qpn = n;
-			return 0;
-		}
-	}
-	return -ENOSPC;
+	if (err == -ENOSPC)
+		mrc_log(MRC_LOG_ERROR, "cannot create a QP: all %u QP numbers of this "
+			"host are in use (mrcd --max-qps %u)", ctx->pins.max_qps,
+			ctx->pins.max_qps);
+	return err;
 }
 
 /*
@@ -162,7 +145,12 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->rx = mrc_rx_state_of(ctx, qp->slot);
 	qp->tx = mrc_tx_state_of(ctx, qp->slot);
 	qp->state = MRC_QP_RESET;
-	ctx->qps[qp->slot] = qp;
+	err = mrc_own_add(ctx, qp);
+	if (err) {
+		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
+		qp_free(qp);
+		return mrc_err_ptr(-err);
+	}
 	attr->send_cq->refs++;
 	attr->recv_cq->refs++;
 	mrc_qp_publish_state(qp);
@@ -467,7 +455,7 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	mrc_qp_publish_state(qp);
 	mrc_cc_detach(qp);
 	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
-	ctx->qps[qp->slot] = NULL;
+	mrc_own_remove(ctx, qp);
 	qp->init.send_cq->refs--;
 	qp->init.recv_cq->refs--;
 	qp_free(qp);

@@ -14,7 +14,7 @@
 /* The context's QP with that number (from a packet or an event), or NULL. */
 static inline struct mrc_qp *mrc_qp_by_num(struct mrc_context *ctx, uint32_t qpn)
 {
-	if (qpn == 0 || qpn > MRC_MAX_QPS)
+	if (qpn == 0 || qpn > ctx->pins.max_qps)
 		return NULL;
 	return ctx->qps[mrc_qpn_to_slot(qpn)];
 }

@@ -572,9 +572,8 @@ static void prepare_batch(struct rx_batch *b)
  */
 static void send_owed_sacks(struct mrc_context *ctx)
 {
-	for (int i = 0; i < MRC_MAX_QPS; i++)
-		if (ctx->qps[i])
-			mrc_rx_send_acks(ctx->qps[i]);
+	for (uint32_t i = 0; i < ctx->n_own; i++)
+		mrc_rx_send_acks(ctx->own[i]);
 }
 
 /* Take what the socket holds, a bounded number of batches per call. */

@@ -124,6 +124,12 @@ static int attach_xdp_libxdp(const struct agent *a, struct plane *p,
 	obj = bpf_object__open_mem(elf, size, &opts);
 	if (!obj)
 		return -errno;
+	/* Sized as the skeleton's, or libbpf would refuse the pinned maps. */
+	err = size_maps(a, obj);
+	if (err) {
+		bpf_object__close(obj);
+		return err;
+	}
 	/* libxdp loads the whole object; the TC program is not wanted here. */
 	bpf_object__for_each_program(bpf_prog, obj)
 		if (bpf_program__type(bpf_prog) != BPF_PROG_TYPE_XDP)

@@ -2,7 +2,8 @@
 /*
  * Loading the fast path: the skeleton opened with our pin folder as its
  * pin root, so libbpf pins every map by name there (or reuses the pins an
- * earlier mrcd left: adoption), and the two programs pinned next to them.
+ * earlier mrcd left: adoption), its maps sized for our limits first
+ * (sizing.c), and the two programs pinned next to them.
  * What we pin and unpin is user/common/pins.c's list of the maps (checked
  * against the object at start-up) and the two programs.
  */
@@ -158,10 +159,15 @@ int load_fast_path(struct agent *a)
 		       a->paths.pin_dir);
 	else
 		unpin_all(a);
+	/* Sized for --max-qps/--max-contexts, and the memory for that there. */
+	if (size_maps(a, a->skel->obj) || (a->adopting && check_adopted_sizes(a)) ||
+	    check_map_memory(a))
+		return -1;
 	err = mrc__load(a->skel);
 	if (err) {
 		pr_err("loading the BPF programs failed: %s%s\n", strerror(-err),
 		       log_verbose() ? "" : " (-v shows libbpf's messages)");
+		explain_load_failure(a, err);
 		if (a->adopting)
 			pr_err("the maps pinned in %s may be from an incompatible "
 			       "mrcd: 'mrcd --detach --pin-dir %s' removes them "

@@ -28,7 +28,8 @@
  * usage: mrcd --planes IF[,IF...] [--daemon] [--pin-dir DIR] [--port N]
  *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto]
  *             [--probe-successes N] [--probe-interval-ms MS]
- *             [--peers ADDR[,ADDR...]] [-v]
+ *             [--peers ADDR[,ADDR...]] [--max-qps N] [--max-contexts N]
+ *             [-v]
  *        mrcd --detach [--pin-dir DIR]
  *
  * This file: the options, --help, start-up and teardown, and the loop.
@@ -37,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -76,6 +78,9 @@ static void usage(FILE *f)
 "                       QP to them (for `mrcctl probe` from there; at most\n"
 "                       %d, repeatable). Peers of live QPs are served anyway;\n"
 "                       nobody else is\n"
+"  --max-qps N          QPs this host serves at once: the maps are sized for\n"
+"                       them at start (1..%d, default %d)\n"
+"  --max-contexts N     processes using libmrc at once (1..%d, default %d)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  -v, --verbose        say how each plane was attached\n"
 "  -h, --help           this text\n"
@@ -84,7 +89,8 @@ static void usage(FILE *f)
 "Exit status: 0 after a clean stop, 1 run-time error, 2 usage error.\n",
 		MRC_MAX_PLANES_ABI, AGENT_PIN_DIR_DEFAULT, MRC_UDP_PORT_DEFAULT,
 		PROBE_SUCCESSES_MAX, MRC_PROBE_SUCCESSES_DEFAULT, PROBE_INTERVAL_MAX_MS,
-		PE_INTERVAL_MS_DEFAULT, PE_MAX_CONFIGURED_PEERS);
+		PE_INTERVAL_MS_DEFAULT, PE_MAX_CONFIGURED_PEERS, MRC_QPS_LIMIT,
+		MRCD_MAX_QPS_DEFAULT, MRC_CTX_LIMIT, MRCD_MAX_CTX_DEFAULT);
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -177,6 +183,19 @@ static int parse_xdp_mode(const char *s, enum xdp_choice *choice)
 	return 0;
 }
 
+/* --max-qps, --max-contexts: 1..max, said with the flag's name. */
+static int parse_limit(const char *flag, const char *s, uint64_t max, __u32 *out)
+{
+	uint64_t v;
+
+	if (parse_u64(s, max, &v) || !v) {
+		pr_err("%s: '%s' is not a number in 1..%" PRIu64 "\n", flag, s, max);
+		return -EINVAL;
+	}
+	*out = (__u32)v;
+	return 0;
+}
+
 /* ADOPT_OPT "L,S": the lock and listening socket a re-exec hands over. */
 static int parse_adopt_fds(struct agent *a, const char *s)
 {
@@ -213,6 +232,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{ "probe-successes", required_argument, NULL, 'S' },
 		{ "probe-interval-ms", required_argument, NULL, 'I' },
 		{ "peers",    required_argument, NULL, 'R' },
+		{ "max-qps",  required_argument, NULL, 'Q' },
+		{ "max-contexts", required_argument, NULL, 'C' },
 		{ "detach",   no_argument,       NULL, 'X' },
 		{ "adopt-fds", required_argument, NULL, 'A' },
 		{ "verbose",  no_argument,       NULL, 'v' },
@@ -220,6 +241,7 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{}
 	};
 	const char *planes = NULL;
+	bool limits_given = false;
 	uint64_t port, v;
 	int c;
 
@@ -227,6 +249,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 	a->opt.port = MRC_UDP_PORT_DEFAULT;
 	a->opt.probe_successes = MRC_PROBE_SUCCESSES_DEFAULT;
 	a->opt.probe_interval_ms = PE_INTERVAL_MS_DEFAULT;
+	a->opt.max_qps = MRCD_MAX_QPS_DEFAULT;
+	a->opt.max_ctx = MRCD_MAX_CTX_DEFAULT;
 	a->opt.inherited_lock_fd = a->opt.inherited_listen_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -275,6 +299,17 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 			}
 			a->opt.probe_interval_ms = (__u32)v;
 			break;
+		case 'Q':
+			if (parse_limit("--max-qps", optarg, MRC_QPS_LIMIT, &a->opt.max_qps))
+				return EXIT_USAGE;
+			limits_given = true;
+			break;
+		case 'C':
+			if (parse_limit("--max-contexts", optarg, MRC_CTX_LIMIT,
+					&a->opt.max_ctx))
+				return EXIT_USAGE;
+			limits_given = true;
+			break;
 		case 'R':
 			if (parse_peers(a, optarg))
 				return EXIT_USAGE;
@@ -309,7 +344,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		return EXIT_USAGE;
 	}
 	if (a->opt.detach) {
-		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file) {
+		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file ||
+		    limits_given) {
 			pr_err("--detach takes only --pin-dir (and -v)\n");
 			return EXIT_USAGE;
 		}
@@ -380,15 +416,16 @@ static int start(struct agent *a)
 
 static void announce_ready(const struct agent *a)
 {
-	char names[MRC_MAX_PLANES_ABI * (IFNAMSIZ + 1)] = "";
+	char names[MRC_MAX_PLANES_ABI * (IFNAMSIZ + 1)] = "", maps[160];
 	size_t len = 0;
 	int i;
 
 	for (i = 0; i < a->n_planes; i++)
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
 					i ? "," : "", a->planes[i].name);
-	pr_err("ready: planes %s port %u pins %s\n", names, a->opt.port,
-	       a->paths.pin_dir);
+	describe_map_memory(a, maps, sizeof(maps));
+	pr_err("ready: planes %s port %u pins %s; %s\n", names, a->opt.port,
+	       a->paths.pin_dir, maps);
 }
 
 /* ---- the loop ---------------------------------------------------------- */

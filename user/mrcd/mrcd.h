@@ -7,6 +7,7 @@
  *   log.c      the one logger (pr_err/pr_info) and libbpf's/libxdp's output
  *   daemon.c   lock, pidfile, --daemon, SIGHUP re-exec, --detach
  *   load.c     skeleton open/load on top of our pins, pinning, unpinning
+ *   sizing.c   the maps sized for --max-qps/--max-contexts, memory checks
  *   config.c   mrc_cfg, the plane table, ifindex -> plane
  *   attach.c   XDP and TC attach, replace in place, detach
  *   probing.c  the probe engine (user/agent/probe_engine.h) set up for us
@@ -37,6 +38,8 @@
 #define DETACH_WAIT_MS	15000		/* --detach: how long a stopping agent may take */
 #define PROBE_SUCCESSES_MAX	100
 #define PROBE_INTERVAL_MAX_MS	60000
+#define MRCD_MAX_QPS_DEFAULT	4096	/* --max-qps: an all-to-all of a large job */
+#define MRCD_MAX_CTX_DEFAULT	256	/* --max-contexts */
 
 /*
  * Our filter's identity on a clsact hook ("MC"), so we only ever replace
@@ -81,6 +84,9 @@ struct options {
 	int n_peers;
 	uint8_t peers[PE_MAX_CONFIGURED_PEERS][16];
 	enum xdp_choice xdp_choice;
+	/* --max-qps, --max-contexts: the maps are sized for them at load */
+	__u32 max_qps;
+	__u32 max_ctx;
 	bool daemon;
 	bool detach;
 	int inherited_lock_fd;		/* re-exec: -1 otherwise */
@@ -183,6 +189,15 @@ void unpin_all(const struct agent *a);
 bool found_our_pins(const struct agent *a);
 int load_fast_path(struct agent *a);
 int configure_fast_path(const struct agent *a);
+
+/* ---- sizing.c ---------------------------------------------------------- */
+
+struct bpf_object;
+int size_maps(const struct agent *a, struct bpf_object *obj);
+int check_map_memory(const struct agent *a);
+int check_adopted_sizes(const struct agent *a);
+void explain_load_failure(const struct agent *a, int err);
+void describe_map_memory(const struct agent *a, char *buf, size_t len);
 
 /* ---- config.c ---------------------------------------------------------- */
 

@@ -68,6 +68,7 @@ void stop_probing(struct agent *a, bool clean)
 		set_agent_port(a, 0);
 	pe_close(a->pe);
 	a->pe = NULL;
-	ev_table_unmap(a->ev_tables);
+	if (a->skel)	/* mapped from it: its fd gives the mapping's length */
+		ev_table_unmap(a->ev_tables, bpf_map__fd(a->skel->maps.mrc_qp_evs));
 	a->ev_tables = NULL;
 }

@@ -80,11 +80,16 @@ static int open_pin(const char *dir, const char *name)
 static int find_target(const struct opts *o, struct target *t)
 {
 	int qps = open_pin(o->pin_dir, "mrc_qps");
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
 	int err = -1;
 
 	if (qps < 0)
 		return -1;
-	for (__u32 slot = 0; slot < MRC_MAX_QPS && err; slot++) {
+	/* As many slots as mrcd sized the map for (--max-qps). */
+	if (bpf_obj_get_info_by_fd(qps, &mi, &len))
+		mi.max_entries = 0;
+	for (__u32 slot = 0; slot < mi.max_entries && err; slot++) {
 		struct mrc_qp_info info;
 
 		if (bpf_map_lookup_elem(qps, &slot, &info) ||
