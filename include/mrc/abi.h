@@ -867,9 +867,10 @@ struct mrc_qp_stats {
 	__u64	trim_cuts_gated;
 	__u64	sacks_reneged;
 	/*
-	 * Packets and acknowledgements whose path bookkeeping was skipped:
-	 * the QP had no send log or per-EV counters (its EV table was not
-	 * published: no inner maps), or an EV index lay beyond them.
+	 * Path bookkeeping skipped (each look that found nothing: a SACK may
+	 * look twice): the QP had no send log or per-EV counters (its EV
+	 * table was not published: no inner maps), or an EV index lay
+	 * beyond its counters. The packet itself goes on as without them.
 	 */
 	__u64	ev_maps_missing;
 };
