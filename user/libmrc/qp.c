@@ -162,6 +162,8 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->rx = mrc_rx_state_of(ctx, qp->slot);
 	qp->tx = mrc_tx_state_of(ctx, qp->slot);
 	qp->state = MRC_QP_RESET;
+	/* A dead process's QP may have left its inner maps: free them now. */
+	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 	ctx->qps[qp->slot] = qp;
 	attr->send_cq->refs++;
 	attr->recv_cq->refs++;
