@@ -324,7 +324,8 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
 
 /*
  * The largest window. Receive and send bitmaps are rings of this many
- * PSNs, so a QP's MPR may not exceed it.
+ * PSNs, so a QP's MPR may not exceed it. A QP's send log is sized by its
+ * own window (mrc_send_log_entries), this many records at most.
  */
 #define MRC_WINDOW_MAX		4096
 #define MRC_BITMAP_WORDS	(MRC_WINDOW_MAX / 64)
