@@ -11,6 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "mrc/abi.h"
 
 #define PIN	__uint(pinning, LIBBPF_PIN_BY_NAME)
@@ -92,23 +93,80 @@ struct {
 	PIN;
 } mrc_tx SEC(".maps");
 
-/* Per-EV counters, send log and reverse EVs of each QP (by slot). */
-struct {
+/*
+ * Per-EV counters and send log of each QP (by slot): an inner map per QP,
+ * which libmrc creates sized by the QP (include/mrc/abi.h) when it
+ * publishes the QP's EV table and removes when the QP goes; a slot
+ * without one (no QP, or not yet published) reads as NULL. The templates
+ * below give the shape; BPF_F_INNER_MAP lets the sizes differ (and makes
+ * lookups real calls that check the key against the inner map's size).
+ */
+struct mrc_ev_rx_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, MRC_MAX_EVS);
+	__type(key, __u32);
+	__type(value, struct mrc_ev_rx_counters);
+};
+
+struct mrc_ev_tx_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, MRC_MAX_EVS);
+	__type(key, __u32);
+	__type(value, struct mrc_ev_tx_counters);
+};
+
+struct mrc_send_log_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, MRC_WINDOW_MAX);
+	__type(key, __u32);
+	__type(value, struct mrc_send_rec);
+};
+
+/*
+ * clang 14 writes a struct that an inner map's template names only as a
+ * forward declaration into BTF, and libbpf cannot size the template then.
+ * This function (called by no program, so never loaded) asks for the
+ * local BTF ids of the three value types, which makes clang write their
+ * full definitions (also into the BTF libmrc gives the inner maps, so
+ * bpftool shows their fields).
+ */
+__attribute__((unused)) int mrc_btf_inner_values(void)
+{
+	return (int)(bpf_core_type_id_local(struct mrc_send_rec) +
+		     bpf_core_type_id_local(struct mrc_ev_rx_counters) +
+		     bpf_core_type_id_local(struct mrc_ev_tx_counters));
+}
+
+/* XDP's per-EV counters (per SACK and NACK). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, MRC_MAX_QPS);
 	__type(key, __u32);
-	__type(value, struct mrc_qp_ev_stats);
 	PIN;
+	__array(values, struct mrc_ev_rx_map);
 } mrc_ev_stats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, MRC_MAX_QPS);
 	__type(key, __u32);
-	__type(value, struct mrc_send_log);
 	PIN;
+	__array(values, struct mrc_send_log_map);
 } mrc_send_log SEC(".maps");
 
+/* TC's per-EV counters (per packet): apart from XDP's, see abi.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
+	PIN;
+	__array(values, struct mrc_ev_tx_map);
+} mrc_ev_tx SEC(".maps");
+
+/* Reverse EVs of each QP (by slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MRC_MAX_QPS);

@@ -24,13 +24,14 @@
 #include "mrc/abi.h"
 #include "parsing.h"
 #include "mrc/maps.h"
+#include "mrc/ev_log.h"
 
 /* What TC parses of a GSO skb: Ethernet, IPv6 (the longer), UDP, BTH. */
 #define TC_GSO_PULL_LEN	(14 + 40 + 8 + 12)
 
 struct gso_walk {
 	struct __sk_buff *skb;
-	struct mrc_send_log *log;
+	void *log;		/* the QP's send log (inner map) */
 	__u32 off;		/* UDP payload of segment 0, from the frame's start */
 	__u32 size;		/* gso_size: UDP payload of every segment but the last */
 	__u32 psn;		/* 32-bit PSN of segment 0 */
@@ -74,7 +75,9 @@ static long gso_log_seg(__u32 i, void *data)
 
 	if (!g->log)
 		return 1;
-	rec = &g->log->rec[psn % MRC_WINDOW_MAX];
+	rec = log_rec(g->log, psn);
+	if (!rec)
+		return 1;
 	/* As for a single packet (tc_spray.h): the time, then the head. */
 	rec->sent_ns = g->sent_ns;
 	WRITE_ONCE(rec->head, mrc_send_rec_head(psn, g->idx, g->plane, flags, 0));
@@ -117,7 +120,7 @@ static __always_inline int gso_check(struct __sk_buff *skb,
 static __always_inline void gso_log_all(__u32 slot, __u32 segs,
 					struct gso_walk *g, __u8 idx, __u8 plane)
 {
-	g->log = bpf_map_lookup_elem(&mrc_send_log, &slot);
+	g->log = send_log_of(slot);
 	g->idx = idx;
 	g->plane = plane;
 	g->sent_ns = bpf_ktime_get_ns();

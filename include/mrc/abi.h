@@ -304,7 +304,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		3
+#define MRC_ABI_VERSION		4	/* 4: send log and per-EV counters in per-QP inner maps */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
@@ -325,7 +325,8 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
 
 /*
  * The largest window. Receive and send bitmaps are rings of this many
- * PSNs, so a QP's MPR may not exceed it.
+ * PSNs, so a QP's MPR may not exceed it. A QP's send log is sized by its
+ * own window (mrc_send_log_entries), this many records at most.
  */
 #define MRC_WINDOW_MAX		4096
 #define MRC_BITMAP_WORDS	(MRC_WINDOW_MAX / 64)
@@ -565,16 +566,22 @@ struct mrc_ev_rx_counters {
 MRC_ABI_ASSERT_SIZE(struct mrc_ev_rx_counters, MRC_CACHE_LINE);
 
 /*
- * Per-EV counters of one QP (array indexed by slot), updated atomically,
- * in two blocks by writer so that TC's per-packet adds and XDP's per-SACK
- * updates never touch one cache line.
+ * Per-EV counters of one QP, in two inner maps by writer (BPF_MAP_TYPE_
+ * ARRAY, key: the EV's index in mrc_qp_evs, n_evs entries, created by
+ * libmrc when it publishes the QP's EV table): mrc_ev_stats[slot] holds
+ * struct mrc_ev_rx_counters (XDP's, per SACK), mrc_ev_tx[slot] struct
+ * mrc_ev_tx_counters (TC's, per packet). Two maps are two allocations, so
+ * TC's per-packet adds and XDP's per-SACK updates never touch one cache
+ * line, and each block is as long as the QP's table, not MRC_MAX_EVS.
+ *
+ * struct mrc_qp_ev_stats is no map value: it is a reader's copy of both
+ * inner maps of a QP (user/common/qpmaps.h), room for the largest table.
  */
 struct mrc_qp_ev_stats {
 	struct mrc_ev_rx_counters rx[MRC_MAX_EVS];	/* XDP */
 	struct mrc_ev_tx_counters tx[MRC_MAX_EVS];	/* TC */
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_qp_ev_stats, 80 * MRC_MAX_EVS);
-MRC_ABI_ASSERT_LINE(struct mrc_qp_ev_stats, tx);
 
 /* The counters of entry idx, both blocks together. */
 static inline struct mrc_ev_counters
@@ -594,8 +601,15 @@ mrc_ev_counters_of(const struct mrc_qp_ev_stats *s, __u32 idx)
 }
 
 /*
- * Send log of one QP, by PSN % MRC_WINDOW_MAX: which EV and plane carried
- * the PSN's latest transmission and when, for the ACK path.
+ * Send log of one QP: which EV and plane carried a PSN's latest
+ * transmission and when, for the ACK path. An inner map per QP
+ * (mrc_send_log[slot], BPF_MAP_TYPE_ARRAY of struct mrc_send_rec) that
+ * libmrc creates when it publishes the QP's EV table, sized by the QP's
+ * window (mrc_send_log_entries): PSN psn lives in record
+ * psn & (max_entries - 1). A sender has at most its window (MPR) in
+ * flight, so the records of the PSNs in flight never collide; a record
+ * names its full PSN, so one that a newer PSN took over is never taken
+ * for the older one.
  */
 struct mrc_send_rec {
 	union {
@@ -624,6 +638,20 @@ static inline __u64 mrc_send_rec_head(__u32 psn, __u8 ev_idx, __u8 plane,
 	return r.head;
 }
 
+/* Records in the send log of a QP with this window (PSNs): a power of two. */
+static inline __u32 mrc_send_log_entries(__u32 window)
+{
+	__u32 n = MRC_MPR_UNIT;
+
+	while (n < window && n < MRC_WINDOW_MAX)
+		n <<= 1;
+	return n;
+}
+
+/*
+ * No map value: a reader's copy of one QP's send log, room for the
+ * largest (record i of a log of n records at rec[i], i < n).
+ */
 struct mrc_send_log {
 	struct mrc_send_rec rec[MRC_WINDOW_MAX];
 };
@@ -840,8 +868,15 @@ struct mrc_qp_stats {
 	__u64	nacks_gated;
 	__u64	trim_cuts_gated;
 	__u64	sacks_reneged;
+	/*
+	 * Path bookkeeping skipped (each look that found nothing: a SACK may
+	 * look twice): the QP had no send log or per-EV counters (its EV
+	 * table was not published: no inner maps), or an EV index lay
+	 * beyond its counters. The packet itself goes on as without them.
+	 */
+	__u64	ev_maps_missing;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 104);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_stats, 112);
 
 /*
  * Profiles, kept by mrcd in pinned hash maps (key: profile id) so libmrc

@@ -181,6 +181,21 @@ struct fz_case_head {
 	__u32 len, pad;
 };
 
+/*
+ * A QP's send log as a case keeps it: each record at rec[psn %
+ * MRC_WINDOW_MAX], whatever the size of the QP's log (a replay gives
+ * every QP a full-sized one: the same PSNs find their records).
+ */
+static void save_log(__u32 slot, struct mrc_send_log *out)
+{
+	int n = mrc_qpmaps_read_log(MFD(mrc_send_log), slot, &log_buf);
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++)
+		if (log_buf.rec[i].sent_ns || log_buf.rec[i].psn)
+			out->rec[log_buf.rec[i].psn % MRC_WINDOW_MAX] = log_buf.rec[i];
+}
+
 static int save_case(const char *dir, const struct fz_case_head *h, const __u8 *frame,
 		     const struct fz_snap *before, char *path, size_t path_len)
 {
@@ -188,12 +203,8 @@ static int save_case(const char *dir, const struct fz_case_head *h, const __u8 *
 	FILE *out;
 	int i, ok;
 
-	for (i = 0; i < FZ_QPS; i++) {
-		__u32 slot = mrc_qpn_to_slot(fz_qpns[i]);
-
-		if (bpf_map_lookup_elem(MFD(mrc_send_log), &slot, &logs[i]))
-			memset(&logs[i], 0, sizeof(logs[i]));
-	}
+	for (i = 0; i < FZ_QPS; i++)
+		save_log(mrc_qpn_to_slot(fz_qpns[i]), &logs[i]);
 	snprintf(path, path_len, "%s/mrc-fuzz-%llu-%llu.case", dir,
 		 (unsigned long long)h->seed, (unsigned long long)h->index);
 	out = fopen(path, "wb");
@@ -362,7 +373,8 @@ int fz_replay(const char *path)
 	for (i = 0; i < FZ_QPS; i++) {
 		__u32 slot = mrc_qpn_to_slot(fz_qpns[i]);
 
-		bpf_map_update_elem(MFD(mrc_send_log), &slot, &logs[i], BPF_ANY);
+		publish_qp_maps(slot, MRC_WINDOW_MAX, MRC_MAX_EVS);
+		write_log_of(slot, &logs[i]);
 	}
 	fz_snapshot(&m, &before, 1);
 	printf("replaying frame %llu of seed %llu on %s (%u bytes)\n",

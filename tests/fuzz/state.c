@@ -289,18 +289,30 @@ static void fill_evs(struct fz_rng *r, const struct mrc_qp_info *q,
 	e->next = (__u32)fz_rand(r);
 }
 
-/* The send log: zeroed at RTR, then what TC logged for the window sent. */
+/*
+ * The send log and per-EV counters: fresh inner maps sized by the QP's
+ * window and EV count, as libmrc publishes them at RTR (or, now and then,
+ * none: a QP whose table was never published), then what TC logged for
+ * the window sent.
+ */
 static void fill_send_log(struct fz_rng *r, __u32 slot, const struct mrc_tx_state *tx,
-			  __u32 n_evs, __u32 n_planes)
+			  const struct mrc_qp_info *q)
 {
+	__u32 window = q->mpr < 1 ? 1 : q->mpr > MRC_WINDOW_MAX ? MRC_WINDOW_MAX : q->mpr;
+	__u32 n_evs = q->n_evs, n_planes = q->n_peer_addrs, mask;
 	__u64 now = mono_ns();
 	__u32 psn;
-	__u32 k = slot;
 
+	if (fz_chance(r, 1, 16)) {
+		mrc_qpmaps_remove(&fx_qpmaps, slot);
+		return;
+	}
+	publish_qp_maps(slot, window, n_evs < MRC_MAX_EVS ? n_evs : MRC_MAX_EVS);
+	mask = mrc_send_log_entries(window) - 1;
 	memset(&log_buf, 0, sizeof(log_buf));
 	if (n_evs && fz_chance(r, 3, 4)) {
 		for (psn = tx->snd_una; psn != tx->snd_nxt; psn++) {
-			struct mrc_send_rec *rec = &log_buf.rec[psn % MRC_WINDOW_MAX];
+			struct mrc_send_rec *rec = &log_buf.rec[psn & mask];
 
 			rec->psn = psn;
 			rec->ev_idx = (__u8)fz_below(r, n_evs);
@@ -309,13 +321,12 @@ static void fill_send_log(struct fz_rng *r, __u32 slot, const struct mrc_tx_stat
 			rec->sent_ns = now - fz_below(r, 20000000);
 		}
 	}
-	if (bpf_map_update_elem(MFD(mrc_send_log), &k, &log_buf, BPF_ANY))
-		ASSERT_TRUE(0, "write mrc_send_log");
+	write_log_of(slot, &log_buf);
 }
 
 static void zero_slot(int fd, __u32 slot, size_t size)
 {
-	static __u8 zero[sizeof(struct mrc_qp_ev_stats)];
+	static __u8 zero[sizeof(struct mrc_rev_evs)];
 
 	if (size <= sizeof(zero) && bpf_map_update_elem(fd, &slot, zero, BPF_ANY))
 		ASSERT_TRUE(0, "zero a slot");
@@ -357,8 +368,7 @@ void fz_randomise_qp(struct fz_rng *r, const struct fz_maps *m, int i)
 	fill_rx(r, q, &m->rx[slot]);
 	fill_tx(r, q, &m->tx[slot]);
 	fill_evs(r, q, ev_table_at(m->evs, slot));
-	fill_send_log(r, slot, &m->tx[slot], q->n_evs, q->n_peer_addrs);
-	zero_slot(MFD(mrc_ev_stats), slot, sizeof(struct mrc_qp_ev_stats));
+	fill_send_log(r, slot, &m->tx[slot], q);
 	zero_slot(MFD(mrc_rev_evs), slot, sizeof(struct mrc_rev_evs));
 	if (q->cc_slot)
 		write_window(r, m, q->cc_slot);

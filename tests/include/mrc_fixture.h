@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "mrc/abi.h"
+#include "common/qpmaps.h"
 #include "mrc.skel.h"
 #include "packet.h"
 #include "test.h"
@@ -167,9 +168,26 @@ void put_evs(const struct mrc_qp_evs *e);
 void get_rev(struct mrc_rev_evs *r);
 void put_rev(const struct mrc_rev_evs *r);
 
-/* The send log (64 KiB) and per-EV counters (16 KiB) of the test QP. */
+/*
+ * The per-QP inner maps (user/common/qpmaps.h). reset_maps() leaves the
+ * test QP (SLOT) with a full-sized send log (MRC_WINDOW_MAX records, so
+ * PSN psn is record psn % MRC_WINDOW_MAX) and counters for MRC_MAX_EVS
+ * EVs, and every other slot without inner maps; publish_qp_maps() gives
+ * a slot fresh ones of other sizes.
+ */
+extern struct mrc_qpmaps fx_qpmaps;
+void publish_qp_maps(__u32 slot, __u32 window, __u32 n_evs);
+/* Copy a slot's send log in (returns its record count) or out. */
+int read_log_of(__u32 slot, struct mrc_send_log *log);
+void write_log_of(__u32 slot, const struct mrc_send_log *log);
+
+/* Copies of the test QP's send log and per-EV counters, read and written whole. */
 extern struct mrc_send_log log_buf;
 extern struct mrc_qp_ev_stats ev_stats_buf;
+void read_log(void);
+void write_log(void);
+void read_ev_stats(void);
+void write_ev_stats(void);
 struct mrc_send_rec get_rec(__u32 psn);
 /* Write the record of psn's slot (rec_psn may name another PSN there). */
 void put_rec_as(__u32 slot_psn, __u32 rec_psn, __u8 ev_idx, __u8 plane,

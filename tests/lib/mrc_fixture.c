@@ -265,30 +265,120 @@ void put_evs(const struct mrc_qp_evs *e) { write_slot(MFD(mrc_qp_evs), e, "write
 void get_rev(struct mrc_rev_evs *r) { read_slot(MFD(mrc_rev_evs), r, "read mrc_rev_evs"); }
 void put_rev(const struct mrc_rev_evs *r) { write_slot(MFD(mrc_rev_evs), r, "write mrc_rev_evs"); }
 
-/* The send log (64 KiB) and per-EV counters (16 KiB) of the test QP. */
+/* ---- per-QP inner maps (user/common/qpmaps.h) ------------------------- */
+
+struct mrc_qpmaps fx_qpmaps;
+
+/* Copies of the test QP's send log and per-EV counters. */
 struct mrc_send_log log_buf;
 struct mrc_qp_ev_stats ev_stats_buf;
 
+void publish_qp_maps(__u32 slot, __u32 window, __u32 n_evs)
+{
+	ASSERT_EQ(mrc_qpmaps_publish(&fx_qpmaps, slot, slot + 1, window, n_evs), 0,
+		  "publish the QP's inner maps");
+}
+
+int read_log_of(__u32 slot, struct mrc_send_log *log)
+{
+	int n = mrc_qpmaps_read_log(MFD(mrc_send_log), slot, log);
+
+	ASSERT_TRUE(n > 0, "read a send log");
+	return n;
+}
+
+/* Write an inner map whole from values (max of them at most). */
+static void write_inner(int outer_fd, __u32 slot, const void *values,
+			size_t value_size, __u32 max, const char *what)
+{
+	static __u32 keys[MRC_WINDOW_MAX];
+	int fd = mrc_qpmaps_open(outer_fd, slot);
+	__u32 n, i, count;
+
+	if (!ASSERT_TRUE(fd >= 0, what))
+		return;
+	n = mrc_qpmaps_entries(fd);
+	if (n > max)
+		n = max;
+	for (i = 0; i < n && i < MRC_WINDOW_MAX; i++)
+		keys[i] = i;
+	/* One call (mrc-bpf-cost resets the log before each timed run). */
+	count = n;
+	if (bpf_map_update_batch(fd, keys, values, &count, NULL) || count != n)
+		for (i = 0; i < n; i++)
+			if (!ASSERT_EQ(bpf_map_update_elem(fd, &i, (const char *)values +
+							   i * value_size, BPF_ANY), 0, what))
+				break;
+	close(fd);
+}
+
+void write_log_of(__u32 slot, const struct mrc_send_log *log)
+{
+	write_inner(MFD(mrc_send_log), slot, log->rec, sizeof(log->rec[0]),
+		    MRC_WINDOW_MAX, "write a send log");
+}
+
+void read_log(void) { read_log_of(SLOT, &log_buf); }
+void write_log(void) { write_log_of(SLOT, &log_buf); }
+
+void read_ev_stats(void)
+{
+	ASSERT_TRUE(mrc_qpmaps_read_ev_stats(MFD(mrc_ev_stats), MFD(mrc_ev_tx), SLOT,
+					     &ev_stats_buf) > 0, "read per-EV counters");
+}
+
+void write_ev_stats(void)
+{
+	write_inner(MFD(mrc_ev_stats), SLOT, ev_stats_buf.rx, sizeof(ev_stats_buf.rx[0]),
+		    MRC_MAX_EVS, "write XDP's per-EV counters");
+	write_inner(MFD(mrc_ev_tx), SLOT, ev_stats_buf.tx, sizeof(ev_stats_buf.tx[0]),
+		    MRC_MAX_EVS, "write TC's per-EV counters");
+}
+
+/*
+ * The test QP's send log, and the record psn lives in (the log's size is
+ * a power of two): one record a call, so a test's clock barely moves.
+ */
+static int log_rec_fd(__u32 psn, __u32 *key)
+{
+	int fd = mrc_qpmaps_open(MFD(mrc_send_log), SLOT);
+	__u32 n = fd >= 0 ? mrc_qpmaps_entries(fd) : 0;
+
+	ASSERT_TRUE(n > 0, "the test QP's send log");
+	*key = n ? psn & (n - 1) : 0;
+	return fd;
+}
+
 struct mrc_send_rec get_rec(__u32 psn)
 {
-	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
-	return log_buf.rec[psn % MRC_WINDOW_MAX];
+	struct mrc_send_rec rec = {};
+	__u32 key;
+	int fd = log_rec_fd(psn, &key);
+
+	if (fd >= 0) {
+		ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &rec), 0, "read a send record");
+		close(fd);
+	}
+	return rec;
 }
 
 /* Write the record of psn's slot (rec_psn may name another PSN there). */
 void put_rec_as(__u32 slot_psn, __u32 rec_psn, __u8 ev_idx, __u8 plane,
 		__u8 flags, __u64 sent_ns)
 {
-	struct mrc_send_rec *rec = &log_buf.rec[slot_psn % MRC_WINDOW_MAX];
+	struct mrc_send_rec rec = {
+		.psn = rec_psn, .ev_idx = ev_idx, .plane = plane, .flags = flags,
+		.nacked = 0,	/* a new send, as TC writes it: no NACK acted on it */
+		.sent_ns = sent_ns,
+	};
+	__u32 key;
+	int fd = log_rec_fd(slot_psn, &key);
 
-	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
-	rec->psn = rec_psn;
-	rec->ev_idx = ev_idx;
-	rec->plane = plane;
-	rec->flags = flags;
-	rec->nacked = 0;	/* a new send, as TC writes it: no NACK acted on it */
-	rec->sent_ns = sent_ns;
-	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
+	if (fd >= 0) {
+		ASSERT_EQ(bpf_map_update_elem(fd, &key, &rec, BPF_ANY), 0,
+			  "write a send record");
+		close(fd);
+	}
 }
 
 void put_rec(__u32 psn, __u8 ev_idx, __u8 plane, __u8 flags, __u64 sent_ns)
@@ -298,7 +388,7 @@ void put_rec(__u32 psn, __u8 ev_idx, __u8 plane, __u8 flags, __u64 sent_ns)
 
 struct mrc_ev_counters ev_ctr(__u32 idx)
 {
-	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
+	read_ev_stats();
 	return mrc_ev_counters_of(&ev_stats_buf, idx);
 }
 
@@ -417,8 +507,10 @@ void reset_maps(void)
 	zero_array(MFD(mrc_qp_stats), fx_max_qps, sizeof(struct mrc_qp_stats), 1);
 	zero_array(MFD(mrc_drops), 1, sizeof(struct mrc_drop_stats), 1);
 	zero_array(MFD(mrc_planes), MRC_MAX_PLANES_ABI, sizeof(struct mrc_plane), 0);
-	zero_array(MFD(mrc_ev_stats), fx_max_qps, sizeof(struct mrc_qp_ev_stats), 0);
-	zero_array(MFD(mrc_send_log), fx_max_qps, sizeof(struct mrc_send_log), 0);
+	/* No QP has inner maps but the test QP, whose are full-sized and zero. */
+	for (k = 0; k < fx_max_qps; k++)
+		mrc_qpmaps_remove(&fx_qpmaps, k);
+	publish_qp_maps(SLOT, MRC_WINDOW_MAX, MRC_MAX_EVS);
 	zero_array(MFD(mrc_rev_evs), fx_max_qps, sizeof(struct mrc_rev_evs), 0);
 	zero_array(MFD(mrc_cc), fx_max_qps, sizeof(struct mrc_cc_state), 0);
 	zero_array(MFD(mrc_cc_view), fx_max_qps, sizeof(struct mrc_cc_view), 0);
@@ -642,6 +734,7 @@ void fixture_cleanup(void)
 				bpf_map__unpin(map, NULL);
 		mrc__destroy(skel);
 		skel = NULL;
+		mrc_qpmaps_fini(&fx_qpmaps);
 	}
 	remove_pin_dir();
 }
@@ -704,5 +797,7 @@ int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx)
 		fprintf(stderr, "loading mrc: %s (run as root)\n", strerror(-err));
 		return -1;
 	}
+	mrc_qpmaps_init(&fx_qpmaps, MFD(mrc_send_log), MFD(mrc_ev_stats), MFD(mrc_ev_tx),
+			MFD(mrc_qps));
 	return 0;
 }

@@ -204,7 +204,6 @@ static size_t data_len, sack_len, other_len, tc_len;
 /* The SACK's state as set up, written back before each batch. */
 static struct mrc_tx_state pristine_tx;
 static struct mrc_send_log pristine_log;
-static struct mrc_qp_ev_stats zero_ev_stats;
 static struct mrc_cc_state pristine_cc;
 static struct mrc_cc_view pristine_view;
 
@@ -252,19 +251,21 @@ static void setup_window(void)
  */
 static void fill_send_log(void)
 {
+	__u32 psn, mask = mrc_send_log_entries(RX_MPR) - 1;
 	__u64 now = mono_ns();
-	__u32 psn;
 
+	/* The QP's inner maps as libmrc sizes them: its window, its EVs. */
+	publish_qp_maps(SLOT, RX_MPR, SCENE_EVS);
 	memset(&log_buf, 0, sizeof(log_buf));
 	for (psn = TX_UNA; psn < TX_NXT; psn++) {
-		struct mrc_send_rec *rec = &log_buf.rec[psn % MRC_WINDOW_MAX];
+		struct mrc_send_rec *rec = &log_buf.rec[psn & mask];
 
 		rec->psn = psn;
 		rec->ev_idx = (__u8)((psn - TX_UNA) % SCENE_EVS);
 		rec->plane = 1;
 		rec->sent_ns = now - (__u64)(TX_NXT - psn) * 1000;
 	}
-	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
+	write_log();
 }
 
 static void build_packets(void)
@@ -310,7 +311,7 @@ static void setup_scene(void)
 	map_put(MFD(mrc_cc), CC_SLOT, &pristine_cc, "mrc_cc");
 	map_put(MFD(mrc_cc_view), CC_SLOT, &pristine_view, "mrc_cc_view");
 	get_tx(&pristine_tx);
-	read_slot(MFD(mrc_send_log), &pristine_log, "read mrc_send_log");
+	read_log_of(SLOT, &pristine_log);
 	check_setup("the SACK's state");
 	build_packets();
 }
@@ -323,8 +324,9 @@ static void setup_scene(void)
 static void reset_sack_state(int drain)
 {
 	put_tx(&pristine_tx);
-	write_slot(MFD(mrc_send_log), &pristine_log, "write mrc_send_log");
-	write_slot(MFD(mrc_ev_stats), &zero_ev_stats, "write mrc_ev_stats");
+	write_log_of(SLOT, &pristine_log);
+	memset(&ev_stats_buf, 0, sizeof(ev_stats_buf));
+	write_ev_stats();
 	map_put(MFD(mrc_cc), CC_SLOT, &pristine_cc, "mrc_cc");
 	map_put(MFD(mrc_cc_view), CC_SLOT, &pristine_view, "mrc_cc_view");
 	if (drain) {

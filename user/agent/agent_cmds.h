@@ -44,6 +44,8 @@ struct agent_maps {
 	int cfg, planes, plane_of, qps, qp_owner, qp_evs, ev_stats;
 	int ev_profiles, cc_profiles, qp_stats, drops, rx, tx, ctl_stats;
 	int cc, cc_view;
+	/* Outer maps of TC's per-EV counters (XDP's: ev_stats), see qpmaps.h. */
+	int ev_tx;
 };
 
 /*

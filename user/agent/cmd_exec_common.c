@@ -94,7 +94,7 @@ static const char *const drop_names[] = {
 static const char *const qp_counter_names[] = {
 	"rx_data", "rx_data_bytes", "rx_dup", "rx_oow", "rx_bad", "rx_sack",
 	"rx_nack", "losses", "completions", "tx_stamped",
-	"nacks_gated", "trim_cuts_gated", "sacks_reneged",
+	"nacks_gated", "trim_cuts_gated", "sacks_reneged", "ev_maps_missing",
 };
 
 /*

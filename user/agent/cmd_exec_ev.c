@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 
 #include "common/ev_state.h"
+#include "common/qpmaps.h"
 
 struct ev_tables {
 	struct mrc_qp_info info;
@@ -55,9 +56,14 @@ CMD_EXECUTOR(cmd_exec_ev_list)
 	if (!t)
 		return rc;
 	slot = mrc_qpn_to_slot(qpn);
-	/* Counters are a bonus: an EV table without them is still worth showing. */
-	if (c->env->maps.ev_stats < 0 ||
-	    bpf_map_lookup_elem(c->env->maps.ev_stats, &slot, &t->stats))
+	/*
+	 * Counters are a bonus: an EV table without them is still worth
+	 * showing. They are the QP's inner maps, read through the outer
+	 * maps (user/common/qpmaps.h); read_ev_stats zeroes what it lacks.
+	 */
+	if (c->env->maps.ev_stats < 0 || c->env->maps.ev_tx < 0 ||
+	    mrc_qpmaps_read_ev_stats(c->env->maps.ev_stats, c->env->maps.ev_tx, slot,
+				     &t->stats) < 0)
 		memset(&t->stats, 0, sizeof(t->stats));
 	n = cmd_n_evs_of(&t->info);
 	if (c->json)

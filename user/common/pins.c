@@ -21,6 +21,8 @@
 #define ARRAY(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_ARRAY, U32, v, e, 0)
 #define MMAPED(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_ARRAY, U32, v, e, BPF_F_MMAPABLE)
 #define HASH(id, n, k, v, e)	SPEC(id, n, BPF_MAP_TYPE_HASH, k, v, e, 0)
+/* Per-QP maps of maps (the inner maps: user/common/qpmaps.h). */
+#define OUTER(id, n, e)		SPEC(id, n, BPF_MAP_TYPE_ARRAY_OF_MAPS, U32, U32, e, 0)
 #define PERCPU(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_PERCPU_ARRAY, U32, v, e, 0)
 /*
  * Entry counts that follow mrcd's limits: written QPS, QP_ADDRS, CTX in
@@ -34,7 +36,7 @@
 	 (id) == MRC_PIN_CTX_OWNER || (id) == MRC_PIN_EVENTS ? MRC_PIN_PER_CTX : \
 	 (id) == MRC_PIN_QP_OWNER || (id) == MRC_PIN_QPS || (id) == MRC_PIN_QP_EVS || \
 	 (id) == MRC_PIN_RX || (id) == MRC_PIN_TX || (id) == MRC_PIN_EV_STATS || \
-	 (id) == MRC_PIN_SEND_LOG || (id) == MRC_PIN_REV_EVS || \
+	 (id) == MRC_PIN_SEND_LOG || (id) == MRC_PIN_EV_TX || (id) == MRC_PIN_REV_EVS || \
 	 (id) == MRC_PIN_QP_STATS || (id) == MRC_PIN_CC || (id) == MRC_PIN_CC_OWNER || \
 	 (id) == MRC_PIN_CC_VIEW ? MRC_PIN_PER_QP : MRC_PIN_FIXED)
 
@@ -50,8 +52,8 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	MMAPED(MRC_PIN_QP_EVS, "mrc_qp_evs", sizeof(struct mrc_qp_evs), QPS),
 	MMAPED(MRC_PIN_RX, "mrc_rx", sizeof(struct mrc_rx_state), QPS),
 	MMAPED(MRC_PIN_TX, "mrc_tx", sizeof(struct mrc_tx_state), QPS),
-	ARRAY(MRC_PIN_EV_STATS, "mrc_ev_stats", sizeof(struct mrc_qp_ev_stats), QPS),
-	ARRAY(MRC_PIN_SEND_LOG, "mrc_send_log", sizeof(struct mrc_send_log), QPS),
+	OUTER(MRC_PIN_EV_STATS, "mrc_ev_stats", QPS),
+	OUTER(MRC_PIN_SEND_LOG, "mrc_send_log", QPS),
 	ARRAY(MRC_PIN_REV_EVS, "mrc_rev_evs", sizeof(struct mrc_rev_evs), QPS),
 	HASH(MRC_PIN_PLANE_OF, "mrc_plane_of", U32, U32, MRC_MAX_PLANES_ABI),
 	HASH(MRC_PIN_EV_PROFILES, "mrc_ev_profiles", U32,
@@ -71,6 +73,7 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	HASH(MRC_PIN_KNOWN_PEERS, "mrc_known_peers", sizeof(struct mrc_known_peer_key),
 	     sizeof(struct mrc_known_peer), MRC_MAX_KNOWN_PEERS),
 	HASH(MRC_PIN_PROBE_PORTS, "mrc_probe_ports", U32, U32, MRC_MAX_PROBE_PORTS),
+	OUTER(MRC_PIN_EV_TX, "mrc_ev_tx", QPS),
 };
 
 const struct mrc_pin_spec *mrc_pin_spec(enum mrc_pin id)

@@ -33,7 +33,7 @@ static const enum mrc_pin context_maps[] = {
 	MRC_PIN_QP_EVS, MRC_PIN_EVENTS, MRC_PIN_PLANES, MRC_PIN_RX, MRC_PIN_TX,
 	MRC_PIN_QP_STATS, MRC_PIN_EV_PROFILES, MRC_PIN_EV_STATS,
 	MRC_PIN_SEND_LOG, MRC_PIN_REV_EVS, MRC_PIN_CC, MRC_PIN_CC_OWNER,
-	MRC_PIN_CC_VIEW, MRC_PIN_CC_PROFILES,
+	MRC_PIN_CC_VIEW, MRC_PIN_CC_PROFILES, MRC_PIN_EV_TX,
 };
 
 /*
@@ -49,6 +49,10 @@ static int open_maps(struct mrc_context *ctx)
 
 	if (rc)
 		mrc_log(MRC_LOG_ERROR, "%s", err);
+	else
+		mrc_qpmaps_init(&ctx->qpmaps, mrc_map_fd(ctx, MRC_PIN_SEND_LOG),
+				mrc_map_fd(ctx, MRC_PIN_EV_STATS),
+				mrc_map_fd(ctx, MRC_PIN_EV_TX), mrc_map_fd(ctx, MRC_PIN_QPS));
 	return rc;
 }
 
@@ -195,6 +199,7 @@ static void context_free(struct mrc_context *ctx)
 		munmap(ctx->tx_map, ctx->tx_map_len);
 	ev_table_unmap(ctx->evs_map, mrc_map_fd(ctx, MRC_PIN_QP_EVS));
 	close_fd(&ctx->sock);
+	mrc_qpmaps_fini(&ctx->qpmaps);
 	mrc_pins_close(&ctx->pins);
 	free(ctx);
 }
@@ -223,6 +228,7 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	srandom((unsigned int)(mrc_now_ns() ^ (uint64_t)ctx->pid << 16));
 	ctx->sock = ctx->ring_fd = ctx->idle_epfd = -1;
 	mrc_pins_init(&ctx->pins);
+	ctx->qpmaps.btf_fd = -1;
 
 	err = open_maps(ctx);
 	if (!err)

@@ -17,6 +17,7 @@
 
 #include "mrc/abi.h"
 #include "common/pins.h"
+#include "common/qpmaps.h"
 #include "mrc/mrc.h"
 
 #define MRC_MAX_SGE		16
@@ -159,6 +160,7 @@ struct mrc_context {
 	pid_t pid;
 
 	struct mrc_pins pins;		/* the pinned maps, by enum mrc_pin */
+	struct mrc_qpmaps qpmaps;	/* each QP's send log and per-EV counters */
 	uint8_t *rx_map, *tx_map;
 	/* EV tables (mrc_qp_evs), changed entry by entry with CAS. */
 	struct mrc_qp_evs *evs_map;

@@ -117,21 +117,25 @@ static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
 	return true;
 }
 
-/* The table, and fresh per-EV counters, send log and reverse EVs. */
-static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs)
+/*
+ * The table, and fresh per-EV counters, send log and reverse EVs. The
+ * counters and the log are new inner maps sized by this QP (its EV count,
+ * its window: user/common/qpmaps.h), replacing those of an earlier table
+ * or of a dead process that had the slot.
+ */
+static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs,
+			    uint32_t n_evs)
 {
-	/* Read-only zeros, too large for the stack: safe to share. */
-	static const struct mrc_qp_ev_stats zero_stats;
-	static const struct mrc_send_log zero_log;
 	struct mrc_rev_evs zero_rev = {};
 	struct mrc_context *ctx = qp->ctx;
 	uint32_t slot = qp->slot;
+	int err;
 
+	err = mrc_qpmaps_publish(&ctx->qpmaps, slot, qp->qpn,
+				 (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT, n_evs);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_QP_EVS), &slot, evs, BPF_ANY) ||
-	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_EV_STATS), &slot, &zero_stats,
-				BPF_ANY) ||
-	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), &slot, &zero_log,
-				BPF_ANY) ||
 	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_REV_EVS), &slot, &zero_rev, BPF_ANY))
 		return -errno;
 	return 0;
@@ -187,5 +191,5 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
 	qp->gso_burst = peer_is_local(qp) ? 1 : prof.gso_burst;
-	return publish_ev_table(qp, &evs);
+	return publish_ev_table(qp, &evs, n);
 }

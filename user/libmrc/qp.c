@@ -145,6 +145,8 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->rx = mrc_rx_state_of(ctx, qp->slot);
 	qp->tx = mrc_tx_state_of(ctx, qp->slot);
 	qp->state = MRC_QP_RESET;
+	/* A dead process's QP may have left its inner maps: free them now. */
+	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 	err = mrc_own_add(ctx, qp);
 	if (err) {
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
@@ -349,6 +351,16 @@ static int to_reset(struct mrc_qp *qp)
 	return 0;
 }
 
+/*
+ * The send log was sized by the window the QP had when its EV table was
+ * published (paths.c); a new MPR after that gets a log of its size.
+ */
+static int resize_send_log(struct mrc_qp *qp)
+{
+	return mrc_qpmaps_publish_log(&qp->ctx->qpmaps, qp->slot, qp->qpn,
+				      (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT);
+}
+
 static bool transition_allowed(enum mrc_qp_state from, enum mrc_qp_state to)
 {
 	if (to == MRC_QP_RESET || to == MRC_QP_ERROR)
@@ -393,6 +405,9 @@ int mrc_modify_qp(struct mrc_qp *qp, const struct mrc_qp_attr *attr, int mask)
 		err = to_rtr(qp, attr, mask);
 	else if (!err && to == MRC_QP_RTS && qp->state == MRC_QP_RTR)
 		err = to_rts(qp, mask);
+	if (!err && qp->state >= MRC_QP_RTR && mask & MRC_QP_ATTR_MPR &&
+	    qp->attr.mpr_units != saved.mpr_units)
+		err = resize_send_log(qp);
 	if (err) {
 		qp->attr = saved;
 		return mrc_err(-err);
@@ -454,6 +469,8 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	qp->state = MRC_QP_RESET;
 	mrc_qp_publish_state(qp);
 	mrc_cc_detach(qp);
+	/* Its send log and per-EV counters go (their memory with them). */
+	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
 	mrc_own_remove(ctx, qp);
 	qp->init.send_cq->refs--;

@@ -554,14 +554,14 @@ static uint64_t backoff_ns(const struct mrc_qp *qp)
  * in 16 and would call most paths silent).
  */
 static void ev_last_delivered(const struct mrc_qp *qp, const struct mrc_send_log *log,
-			      uint32_t una, uint64_t *last)
+			      uint32_t n, uint32_t una, uint64_t *last)
 {
 	memset(last, 0, MRC_MAX_EVS * sizeof(*last));
-	for (uint32_t i = 0; i < MRC_WINDOW_MAX; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		const struct mrc_send_rec *rec = &log->rec[i];
 		uint32_t psn = rec->psn;
 
-		if (!rec->sent_ns || qp->snd_nxt - psn > MRC_WINDOW_MAX ||
+		if (!rec->sent_ns || qp->snd_nxt - psn > n ||
 		    !mrc_psn_before(psn, qp->snd_nxt))
 			continue;	/* empty, or older than the ring */
 		if ((mrc_psn_before(psn, una) || mrc_bit_test(qp->tx->sacked, psn)) &&
@@ -576,17 +576,22 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 	static __thread uint64_t delivered[MRC_MAX_EVS];
 	struct mrc_context *ctx = qp->ctx;
 	struct mrc_qp_evs *evs;
-	uint32_t blamed = 0;
+	uint32_t blamed = 0, n;
 	uint64_t timeout;
+	int len;
 
-	if (!ctx->evs_map || qp->n_evs == 0 ||
-	    bpf_map_lookup_elem(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), &qp->slot, &log))
+	if (!ctx->evs_map || qp->n_evs == 0)
 		return;
-	ev_last_delivered(qp, &log, una, delivered);
+	/* The QP's log (an inner map of its window's size, a power of two). */
+	len = mrc_qpmaps_read_log(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), qp->slot, &log);
+	if (len <= 0)
+		return;
+	n = (uint32_t)len;
+	ev_last_delivered(qp, &log, n, una, delivered);
 	evs = ev_table_at(ctx->evs_map, qp->slot);
 	timeout = rto_ns(qp);
 	for (uint32_t psn = una; psn != qp->snd_nxt && blamed < TIMEOUT_BLAME_MAX; psn++) {
-		const struct mrc_send_rec *rec = &log.rec[psn % MRC_WINDOW_MAX];
+		const struct mrc_send_rec *rec = &log.rec[psn & (n - 1)];
 
 		if (mrc_bit_test(qp->tx->sacked, psn) || rec->psn != psn ||
 		    now - rec->sent_ns < timeout)

@@ -140,7 +140,7 @@ static void setup_cc(const struct mrc_nscc_params *p, __u32 cc_slot, __u32 k, in
 	put_view(k, &v);
 	if (!log)
 		return;
-	read_slot(MFD(mrc_send_log), &log_buf, "read mrc_send_log");
+	read_log();
 	for (psn = TX_UNA; psn < TX_UNA + CC_LOG_PSNS; psn++) {
 		struct mrc_send_rec *rec = &log_buf.rec[psn % MRC_WINDOW_MAX];
 
@@ -149,7 +149,7 @@ static void setup_cc(const struct mrc_nscc_params *p, __u32 cc_slot, __u32 k, in
 		rec->plane = 1;
 		rec->sent_ns = cc_t0;
 	}
-	write_slot(MFD(mrc_send_log), &log_buf, "write mrc_send_log");
+	write_log();
 }
 
 /* The SACK (cack, bitmap of cack + 1 + i) with trigger `psn` and M = m. */

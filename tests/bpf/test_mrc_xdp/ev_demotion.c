@@ -194,9 +194,9 @@ TEST_CASE(test_xdp_same_path_window, "mrc.xdp_same_path_window")
 	evs.ev[0].flags = 0;
 	evs.n_down = 1;
 	put_evs(&evs);
-	read_slot(MFD(mrc_ev_stats), &ev_stats_buf, "read mrc_ev_stats");
+	read_ev_stats();
 	ev_stats_buf.rx[0].lost_ns = mono_ns() - 2 * MRC_SAME_PATH_WINDOW_NS;
-	write_slot(MFD(mrc_ev_stats), &ev_stats_buf, "write mrc_ev_stats");
+	write_ev_stats();
 	sent = mono_ns() - 5000000;
 	put_rec(1011, 1, 1, 0, sent);
 	put_rec(1020, 3, 1, 0, sent + 2000000);

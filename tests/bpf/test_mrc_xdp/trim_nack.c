@@ -267,8 +267,8 @@ TEST_CASE(test_trim_nack_round_trip, "mrc.trim_nack_round_trip")
 	log_buf.rec[(RX_CACK + 7) % MRC_WINDOW_MAX].psn = RX_CACK + 7;
 	log_buf.rec[(RX_CACK + 7) % MRC_WINDOW_MAX].plane = 1;
 	log_buf.rec[(RX_CACK + 7) % MRC_WINDOW_MAX].sent_ns = mono_ns() - 1000000000ull;
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_send_log), &k, &log_buf, BPF_ANY), 0,
-		  "requester's send log");
+	publish_qp_maps(k, MRC_WINDOW_MAX, MRC_MAX_EVS);
+	write_log_of(k, &log_buf);
 	len = trimmed_frame(pkt, &h, &d, TRIM_TOS_MID);
 	run_xdp(pkt, len, &r);
 	if (!ASSERT_EQ(r.ret, XDP_TX, "responder: XDP_TX"))

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Per-QP inner maps (issue 17): a QP's send log is sized by its window and
+# its per-EV counters by its EV table, created when it connects and freed
+# when it goes. A client with --mpr 1 (128 PSNs) holds less map memory
+# (bytes_memlock of its inner maps) than one with --mpr 32 (4096); both
+# transfers verify; bpftool shows the records' fields (the inner maps
+# carry the fast path's BTF); nothing is left once the client has exited.
+. "$(dirname "$0")/lib.sh"
+
+LAB_PREFIX=qpm lab_up --hosts 2 --planes 2 --spines 2
+tmp=$(mktemp -d)
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+mrc_up "$tmp"
+PINS=/sys/fs/bpf/mrc
+
+# Inner map ids the outer map OUTER of h1 holds, one a line.
+inner_ids() {
+	lab exec h1 bpftool -j map dump pinned "$PINS/$1" |
+		jq -r '.[].value | map(.[2:]) | reverse | join("")' |
+		while read -r hex; do echo $((16#$hex)); done
+}
+# FIELD of map ID (bpftool map show), 0 if there is no such map.
+map_field() { bpftool -j map show id "$1" 2>/dev/null | jq -r ".$2 // 0"; }
+
+# Wait (up to 5 s) until the client whose stderr is FILE has connected:
+# its QP has its inner maps from then on.
+wait_connected() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q connected "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_client MPR: a client in the background, its inner maps read while it
+# is connected (it lingers: `lab exec` takes a while each):
+# "LOG_ENTRIES EV_ENTRIES MEMLOCK" into $tmp/maps.MPR; then waits.
+run_client() {
+	local mpr=$1 pid i ids=() log rx tx mem
+	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 1m \
+		--bytes 256m --verify --mpr "$mpr" --linger-s 8 \
+		> "$tmp/c$mpr.json" 2> "$tmp/c$mpr.err" &
+	pid=$!
+	BG_PIDS+=("$pid")
+	check "client with --mpr $mpr connected" wait_connected "$tmp/c$mpr.err"
+	log=$(inner_ids mrc_send_log) rx=$(inner_ids mrc_ev_stats) tx=$(inner_ids mrc_ev_tx)
+	ids=($log $rx $tx)
+	check "one QP, three inner maps" eq "${#ids[@]}" 3
+	mem=0
+	for i in "${ids[@]}"; do mem=$((mem + $(map_field "$i" bytes_memlock))); done
+	echo "$(map_field "${ids[0]:-0}" max_entries) $(map_field "${ids[1]:-0}" max_entries)" \
+		"$mem ${ids[0]:-0}" > "$tmp/maps.$mpr"
+	wait "$pid"
+	check "transfer with --mpr $mpr finished" eq "$?" 0
+	check "verified" eq "$(jq -r .verified "$tmp/c$mpr.json")" true
+}
+
+begin qp_maps.sized_by_window
+run_client 1
+run_client 32
+read -r log1 evs1 mem1 _ < "$tmp/maps.1"
+read -r log32 evs32 mem32 _ < "$tmp/maps.32"
+echo "    --mpr 1: log $log1 records, $evs1 EVs, $mem1 B;" \
+	"--mpr 32: log $log32 records, $evs32 EVs, $mem32 B" >&2
+check "--mpr 1: a log of 128 records" eq "$log1" 128
+check "--mpr 32: a log of 4096 records" eq "$log32" 4096
+check "counters for the QP's EV table, both times" eq "$evs1" "$evs32"
+check "--mpr 1 holds less map memory than --mpr 32" between "$mem1" 1 $((mem32 - 1))
+end
+
+begin qp_maps.freed_at_exit
+check "no send log left" eq "$(inner_ids mrc_send_log | wc -l)" 0
+check "no XDP counters left" eq "$(inner_ids mrc_ev_stats | wc -l)" 0
+check "no TC counters left" eq "$(inner_ids mrc_ev_tx | wc -l)" 0
+end
+
+begin qp_maps.bpftool_shows_fields
+# A client that stays connected (linger) while its log is dumped.
+lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 1m --bytes 64m \
+	--verify --linger-s 5 > "$tmp/cl.json" 2> "$tmp/cl.err" &
+pid=$!
+BG_PIDS+=("$pid")
+check "client connected" wait_connected "$tmp/cl.err"
+sleep 0.5
+id=$(inner_ids mrc_send_log | head -1)
+check "a send log while connected" test -n "$id"
+check "records dumped with their fields" eq "$(bpftool -j map dump id "${id:-0}" |
+	jq '[.. | objects | select(has("psn") and has("ev_idx"))] |
+		length > 0')" true
+wait "$pid"
+check "lingering client verified" eq "$(jq -r .verified "$tmp/cl.json")" true
+end

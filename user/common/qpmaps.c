@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * The per-QP inner maps: created sized by the QP, swapped into the outer
+ * maps in one update each, read back through the outer maps by id (see
+ * qpmaps.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <linux/bpf.h>
+
+#include "common/qpmaps.h"
+
+static uint32_t struct_id(const struct btf *btf, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+
+	return id > 0 ? (uint32_t)id : 0;
+}
+
+/* The BTF the fast path was loaded with, by way of one of its maps. */
+static void find_btf(struct mrc_qpmaps *m, int src_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct btf *btf;
+	int id;
+
+	if (src_fd < 0 || bpf_obj_get_info_by_fd(src_fd, &info, &len) || !info.btf_id)
+		return;
+	btf = btf__load_from_kernel_by_id(info.btf_id);
+	if (!btf)
+		return;
+	id = btf__find_by_name_kind(btf, "unsigned int", BTF_KIND_INT);
+	m->key_type = id > 0 ? (uint32_t)id : 0;
+	m->log_type = struct_id(btf, "mrc_send_rec");
+	m->rx_type = struct_id(btf, "mrc_ev_rx_counters");
+	m->tx_type = struct_id(btf, "mrc_ev_tx_counters");
+	btf__free(btf);
+	if (m->key_type && m->log_type && m->rx_type && m->tx_type)
+		m->btf_fd = bpf_btf_get_fd_by_id(info.btf_id);
+	if (m->btf_fd < 0)
+		m->btf_fd = -1;
+}
+
+void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
+		     int btf_src_fd)
+{
+	memset(m, 0, sizeof(*m));
+	m->log_fd = log_fd;
+	m->rx_fd = rx_fd;
+	m->tx_fd = tx_fd;
+	m->btf_fd = -1;
+	find_btf(m, btf_src_fd);
+}
+
+void mrc_qpmaps_fini(struct mrc_qpmaps *m)
+{
+	if (m->btf_fd >= 0)
+		close(m->btf_fd);
+	m->btf_fd = -1;
+}
+
+/*
+ * An inner map: an array of n values of type value_type, typed when the
+ * BTF is known. The flags match the templates' (bpf/mrc/maps.h), which
+ * the kernel checks when the map goes into the outer map.
+ */
+static int create_inner(const struct mrc_qpmaps *m, const char *name,
+			uint32_t value_size, uint32_t value_type, uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
+	int fd;
+
+	if (m->btf_fd >= 0) {
+		o.btf_fd = (__u32)m->btf_fd;
+		o.btf_key_type_id = m->key_type;
+		o.btf_value_type_id = value_type;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size, n, &o);
+	if (fd < 0 && m->btf_fd >= 0) {
+		/* A kernel that refuses the types still gets the map. */
+		o.btf_fd = 0;
+		o.btf_key_type_id = 0;
+		o.btf_value_type_id = 0;
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size,
+				    n, &o);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* Put a new inner map into outer[slot]; the map's fd is closed either way. */
+static int install(int outer_fd, uint32_t slot, int inner_fd)
+{
+	__u32 v = (__u32)inner_fd;
+	int err = bpf_map_update_elem(outer_fd, &slot, &v, BPF_ANY) ? -errno : 0;
+
+	close(inner_fd);
+	return err;
+}
+
+int mrc_qpmaps_publish_log(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+			   uint32_t window)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	int fd;
+
+	if (window < 1 || window > MRC_WINDOW_MAX)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "mrc_log_%u", qpn);
+	fd = create_inner(m, name, sizeof(struct mrc_send_rec), m->log_type,
+			  mrc_send_log_entries(window));
+	return fd < 0 ? fd : install(m->log_fd, slot, fd);
+}
+
+int mrc_qpmaps_publish(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+		       uint32_t window, uint32_t n_evs)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	int fd, err;
+
+	if (n_evs > MRC_MAX_EVS)
+		return -EINVAL;
+	if (n_evs == 0)
+		n_evs = 1;	/* no array is empty; nothing uses the entry */
+	err = mrc_qpmaps_publish_log(m, slot, qpn, window);
+	if (err)
+		return err;
+	snprintf(name, sizeof(name), "mrc_evrx_%u", qpn);
+	fd = create_inner(m, name, sizeof(struct mrc_ev_rx_counters), m->rx_type, n_evs);
+	err = fd < 0 ? fd : install(m->rx_fd, slot, fd);
+	if (err)
+		return err;
+	snprintf(name, sizeof(name), "mrc_evtx_%u", qpn);
+	fd = create_inner(m, name, sizeof(struct mrc_ev_tx_counters), m->tx_type, n_evs);
+	return fd < 0 ? fd : install(m->tx_fd, slot, fd);
+}
+
+void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot)
+{
+	/* ENOENT (nothing there) is what we want anyway. */
+	bpf_map_delete_elem(m->log_fd, &slot);
+	bpf_map_delete_elem(m->rx_fd, &slot);
+	bpf_map_delete_elem(m->tx_fd, &slot);
+}
+
+int mrc_qpmaps_open(int outer_fd, uint32_t slot)
+{
+	__u32 id = 0;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer_fd, &slot, &id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	return fd < 0 ? -errno : fd;
+}
+
+uint32_t mrc_qpmaps_entries(int map_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(map_fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/*
+ * Copy up to max values of an inner map (value_size each, packed) into
+ * out: how many it has, or -errno. One batch call where the kernel has
+ * it, else one lookup per entry.
+ */
+static int read_all(int outer_fd, uint32_t slot, void *out, size_t value_size,
+		    uint32_t max)
+{
+	int fd = mrc_qpmaps_open(outer_fd, slot);
+	uint32_t n, i;
+	__u32 *keys, batch = 0, count;
+	int err = 0;
+
+	if (fd < 0)
+		return fd;
+	n = mrc_qpmaps_entries(fd);
+	if (n > max)
+		n = max;
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	count = n;
+	if (!keys) {
+		err = -ENOMEM;
+	} else if (bpf_map_lookup_batch(fd, NULL, &batch, keys, out, &count, NULL) &&
+		   !(errno == ENOENT && count == n)) {
+		for (i = 0; i < n && !err; i++)
+			if (bpf_map_lookup_elem(fd, &i, (char *)out + i * value_size))
+				err = -errno;
+	}
+	free(keys);
+	close(fd);
+	return err ? err : (int)n;
+}
+
+int mrc_qpmaps_read_log(int log_outer_fd, uint32_t slot, struct mrc_send_log *log)
+{
+	memset(log, 0, sizeof(*log));
+	return read_all(log_outer_fd, slot, log->rec, sizeof(log->rec[0]), MRC_WINDOW_MAX);
+}
+
+int mrc_qpmaps_read_ev_stats(int rx_outer_fd, int tx_outer_fd, uint32_t slot,
+			     struct mrc_qp_ev_stats *s)
+{
+	int n_rx, n_tx;
+
+	memset(s, 0, sizeof(*s));
+	n_rx = read_all(rx_outer_fd, slot, s->rx, sizeof(s->rx[0]), MRC_MAX_EVS);
+	if (n_rx < 0)
+		return n_rx;
+	n_tx = read_all(tx_outer_fd, slot, s->tx, sizeof(s->tx[0]), MRC_MAX_EVS);
+	if (n_tx < 0)
+		return n_tx;
+	return n_rx < n_tx ? n_rx : n_tx;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * The per-QP inner maps of the fast path (include/mrc/abi.h): a QP's send
+ * log (mrc_send_log[slot]) and its per-EV counters, XDP's (mrc_ev_stats)
+ * and TC's (mrc_ev_tx), each a BPF_MAP_TYPE_ARRAY sized by the QP. libmrc
+ * creates them when it publishes a QP's EV table and removes them when the
+ * QP goes; readers (mrcctl ev list, tests, tools) open them through the
+ * outer maps by id.
+ */
+#ifndef MRC_COMMON_QPMAPS_H
+#define MRC_COMMON_QPMAPS_H
+
+#include <stdint.h>
+
+#include "mrc/abi.h"
+
+/* The three outer maps, and the BTF the inner maps are created with. */
+struct mrc_qpmaps {
+	int log_fd;		/* mrc_send_log */
+	int rx_fd;		/* mrc_ev_stats (XDP's counters) */
+	int tx_fd;		/* mrc_ev_tx (TC's counters) */
+	/* The fast path's BTF, so bpftool shows the records' fields; -1: none. */
+	int btf_fd;
+	uint32_t key_type, log_type, rx_type, tx_type;
+};
+
+/*
+ * Take the outer maps' fds (kept open by the caller) and look up the BTF
+ * of the loaded fast path through btf_src_fd, a map created with it (e.g.
+ * mrc_qps). Without BTF the inner maps work the same, untyped in bpftool.
+ */
+void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
+		     int btf_src_fd);
+void mrc_qpmaps_fini(struct mrc_qpmaps *m);
+
+/*
+ * Fresh, zeroed inner maps for the QP in slot (QP number qpn, for their
+ * names): a send log for `window` PSNs (mrc_send_log_entries), counters
+ * for n_evs EVs (0..MRC_MAX_EVS; 0 gets one entry). They replace whatever the slot held,
+ * whose memory the kernel frees with its last reference. 0 or -errno.
+ */
+int mrc_qpmaps_publish(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+		       uint32_t window, uint32_t n_evs);
+
+/*
+ * A fresh send log alone, for a new window (an MPR changed after the EV
+ * table was published): the records of PSNs in flight are lost, so their
+ * acknowledgements judge no path.
+ */
+int mrc_qpmaps_publish_log(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+			   uint32_t window);
+
+/* Take the slot's inner maps out of the outer maps (none is fine). */
+void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot);
+
+/* An fd of the inner map outer_fd holds at slot, or -errno (-ENOENT: none). */
+int mrc_qpmaps_open(int outer_fd, uint32_t slot);
+
+/* The entry count of an open map, 0 if unknown. */
+uint32_t mrc_qpmaps_entries(int map_fd);
+
+/*
+ * Copy a QP's send log into log (record i at rec[i]): how many records it
+ * has, or -errno (-ENOENT: the QP has no log).
+ */
+int mrc_qpmaps_read_log(int log_outer_fd, uint32_t slot, struct mrc_send_log *log);
+
+/*
+ * Copy a QP's per-EV counters, both blocks, into s (EV i at rx[i], tx[i];
+ * the rest zero): how many EVs they cover, or -errno (-ENOENT: none).
+ */
+int mrc_qpmaps_read_ev_stats(int rx_outer_fd, int tx_outer_fd, uint32_t slot,
+			     struct mrc_qp_ev_stats *s);
+
+#endif /* MRC_COMMON_QPMAPS_H */
