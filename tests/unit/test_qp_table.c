@@ -434,7 +434,7 @@ TEST_CASE(test_qp_out_of_range, "qp_table.qp_number_beyond_the_host_limit")
 
 int main(void)
 {
-	int rc = fake_host_create(&host, "qptable", MAX_QPS, MAX_CTX);
+	int rc = fake_host_create(&host, "qptable", MAX_QPS, MAX_CTX, NULL, 0);
 
 	if (!rc)
 		rc = fill();
