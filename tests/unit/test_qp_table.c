@@ -20,6 +20,7 @@
 
 #include "agent/agent_cmds.h"
 #include "agent/cmd_exec.h"
+#include "agent/doctor.h"
 #include "agent/map_bulk.h"
 #include "agent/qp_summary.h"
 #include "agent/qp_table.h"
@@ -430,6 +431,80 @@ TEST_CASE(test_qp_out_of_range, "qp_table.qp_number_beyond_the_host_limit")
 	ASSERT_EQ(run("qp show 1", &out, &err), 0, "a QP within the limit");
 	free(out);
 	free(err);
+}
+
+/* doctor's report on the fake host, JSON; the detail of check `name` in buf. */
+static const char *doctor_check(const char *name, char *buf, size_t len)
+{
+	char *out = NULL, *err = NULL, key[64];
+	size_t out_len = 0, err_len = 0;
+	FILE *fo = open_memstream(&out, &out_len), *fe = open_memstream(&err, &err_len);
+	const char *p;
+
+	doctor_run(host.dir, true, fo, fe);
+	fclose(fo);
+	fclose(fe);
+	snprintf(key, sizeof(key), "{\"name\": \"%s\", ", name);
+	p = out ? strstr(out, key) : NULL;
+	snprintf(buf, len, "%s", p ? p : "(no such check)");
+	if (strchr(buf, '}'))
+		*strchr(buf, '}') = 0;
+	free(out);
+	free(err);
+	return buf;
+}
+
+/* The QP in ERROR with the most ASSUMED_BAD EVs (the lowest number among equals). */
+static uint32_t worst_error_qpn(void)
+{
+	uint32_t best = 0, most = 0;
+
+	for (uint32_t s = 0; s < MAX_QPS; s++)
+		if (slot_used(s) && state_of(s) == MRC_QPS_ERROR && (!best || bad_of(s) > most)) {
+			best = mrc_slot_to_qpn(s);
+			most = bad_of(s);
+		}
+	return best;
+}
+
+/* Every 7th slot was put in ERROR, and 3 in 4 slots are claimed: QPs warn, limits not. */
+TEST_CASE(test_doctor, "qp_table.doctor_limits_and_qps")
+{
+	char buf[1024], want_detail[128];
+	uint32_t pid = 1, added = 0, target;
+	int rc = 0;
+
+	NEED_HOST();
+	doctor_check("limits", buf, sizeof(buf));
+	ASSERT_TRUE(strstr(buf, "\"status\": \"ok\"") != NULL, buf);
+	doctor_check("QPs", buf, sizeof(buf));
+	snprintf(want_detail, sizeof(want_detail), "%u in ERROR, %u with ASSUMED_BAD EVs "
+		 "(%u EVs); worst: %u ERROR, ", want.by_state[MRC_QPS_ERROR], want.with_bad,
+		 want.bad_evs, worst_error_qpn());
+	ASSERT_TRUE(strstr(buf, "\"status\": \"warn\"") && strstr(buf, want_detail), buf);
+	/* Claim QP numbers until just over 90% of the limit. */
+	target = MAX_QPS * LIMIT_WARN_PERCENT / 100 + 1;
+	for (uint32_t s = 0; s < MAX_QPS && want.owned + added < target && !rc; s++) {
+		uint32_t qpn = mrc_slot_to_qpn(s);
+
+		if (slot_used(s))
+			continue;
+		rc = bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_NOEXIST);
+		added++;
+	}
+	ASSERT_EQ(rc, 0, "claimed");
+	doctor_check("limits", buf, sizeof(buf));
+	snprintf(want_detail, sizeof(want_detail), "QPs %u of %u in use (over 90%%), contexts 3 of %u",
+		 target, MAX_QPS, MAX_CTX);
+	ASSERT_TRUE(strstr(buf, "\"status\": \"warn\"") && strstr(buf, want_detail), buf);
+	ASSERT_TRUE(strstr(buf, "mrcd --max-qps N") && !strstr(buf, "--max-contexts N"), buf);
+	/* Back as it was, for the other tests. */
+	for (uint32_t s = 0, k = 0; s < MAX_QPS && k < added; s++) {
+		uint32_t qpn = mrc_slot_to_qpn(s);
+
+		if (!slot_used(s) && !bpf_map_delete_elem(host.fd[MRC_PIN_QP_OWNER], &qpn))
+			k++;
+	}
 }
 
 int main(void)
