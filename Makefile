@@ -89,7 +89,9 @@ UDPBLAST_OBJS := $(call objs_of,$(wildcard tools/udp-blast/*.c))
 # program): built into build/tests/, never installed.
 FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
 ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
-TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge
+HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
+TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
+		$(BUILD)/tests/mrc-hold-qps
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -239,6 +241,8 @@ $(BUILD)/mrc-fuzz: $(MRCFUZZ_OBJS) $(FUZZ_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMO
 $(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/tests/mrc-ack-forge: $(ACK_FORGE_OBJS)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-hold-qps: $(HOLD_QPS_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 
 define unit_test_rule

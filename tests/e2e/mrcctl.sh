@@ -167,7 +167,7 @@ check "--derive --link-mbps 0" usage_says "--link-mbps: a speed of 1..10000000 M
 	profile cc show 1 --derive --mtu 4000 --link-mbps 0
 check "ev expand bad layout" usage_exit ev expand --fmt-fields 8 --field width=16 --ev 1
 ctl h1 qp show 0
-check "names the mistake" err_has "'0' is not a QP number (1..256)"
+check "names the mistake" err_has "'0' is not a QP number (1..65536 at most, mrcd --max-qps)"
 check "points at help" err_has "try 'mrcctl qp show --help'"
 ctl h1 --help
 check "--help: exit 0" rc_is 0
