@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -395,6 +396,48 @@ TEST_CASE(test_map_bytes, "qp_table.map_bytes_counts_inner_maps")
 	ASSERT_EQ(map_bytes_of_dir(host.dir, &sum, &n, NULL, 0), 0, "sum");
 	ASSERT_EQ(sum, pinned + inner, "every pinned map and the inner rings");
 	ASSERT_EQ(n, MRC_PIN__COUNT + 2, "maps counted once each");
+}
+
+/*
+ * An outer map of 4,096 inner maps (per-QP inner maps, as the send logs
+ * may become) in a folder of its own: each counted once, and the time
+ * printed (status runs in mrcd's loop).
+ */
+TEST_CASE(test_map_bytes_many, "qp_table.map_bytes_many_inner_maps")
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	char dir[96], path[160];
+	uint64_t sum = 0, want_sum;
+	unsigned int n = 0;
+	int tmpl, outer, rc = 0;
+	double t0;
+
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/mrc-test-inner-%d", (int)getpid());
+	if (!ASSERT_EQ(mkdir(dir, 0700), 0, "mkdir"))
+		return;
+	tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "tmpl", 4, 64, 16, NULL);
+	o.inner_map_fd = tmpl;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "outer", 4, 4, MAX_QPS, &o);
+	want_sum = map_memlock(outer);
+	snprintf(path, sizeof(path), "%s/outer", dir);
+	ASSERT_TRUE(tmpl >= 0 && outer >= 0 && !bpf_obj_pin(outer, path), "outer map");
+	for (uint32_t k = 0; k < MAX_QPS && !rc; k++) {
+		int in = bpf_map_create(BPF_MAP_TYPE_ARRAY, "in", 4, 64, 16, NULL);
+
+		rc = in < 0 || bpf_map_update_elem(outer, &k, &in, BPF_ANY);
+		want_sum += map_memlock(in);
+		if (in >= 0)
+			close(in);
+	}
+	ASSERT_EQ(rc, 0, "inner maps");
+	t0 = now_s();
+	ASSERT_EQ(map_bytes_of_dir(dir, &sum, &n, NULL, 0), 0, "sum");
+	printf("  map_bytes: %u maps (%u inner) in %.1f ms\n", n, MAX_QPS, (now_s() - t0) * 1e3);
+	ASSERT_EQ(n, MAX_QPS + 1, "the outer map and each inner map");
+	ASSERT_EQ(sum, want_sum, "their bytes_memlock");
+	close(outer);
+	close(tmpl);
+	pin_dir_remove(dir, sizeof(dir));
 }
 
 TEST_CASE(test_stats, "qp_table.stats_rows")

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,101 +155,146 @@ uint64_t map_memlock(int fd)
 	return fi.memlock;
 }
 
-/* The ids of the maps counted so far: each map once. */
-struct id_set {
+/* Map ids, gathered, then sorted and counted once each. */
+struct id_list {
 	uint32_t *ids;
 	size_t n, cap;
 };
 
-/* 1 if id is new (now added), 0 if seen, -ENOMEM. */
-static int id_add(struct id_set *s, uint32_t id)
+static int id_push(struct id_list *l, uint32_t id)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->ids[i] == id)
-			return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		uint32_t *p = realloc(s->ids, cap * sizeof(*p));
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint32_t *p = realloc(l->ids, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		s->ids = p;
-		s->cap = cap;
+		l->ids = p;
+		l->cap = cap;
 	}
-	s->ids[s->n++] = id;
-	return 1;
+	l->ids[l->n++] = id;
+	return 0;
 }
 
-struct mem_sum {
-	struct id_set seen;
-	uint64_t bytes;
-	unsigned int n_maps;
-};
-
-static void count_map(struct mem_sum *m, const struct fdinfo *fi)
+static int id_cmp(const void *a, const void *b)
 {
-	if (id_add(&m->seen, fi->id) == 1) {
-		m->bytes += fi->memlock;
-		m->n_maps++;
-	}
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
-/* The inner map ids a map of maps holds (a lookup from userspace gives the id). */
-static void count_inner(struct mem_sum *m, int outer, uint32_t key_size,
-			uint32_t max)
+/*
+ * The inner map ids a map of maps holds (from userspace a lookup gives
+ * the id): in batches where the kernel has them, else key by key.
+ */
+static int push_inner(struct id_list *l, int outer, uint32_t key_size, uint32_t max)
 {
 	uint64_t key[8], next[8];
+	uint32_t *keys = NULL, *vals = NULL, n = 0, id;
 	void *prev = NULL;
-	uint32_t id;
+	int rc = 0;
 
+	if (key_size == sizeof(uint32_t)) {
+		keys = malloc((max ? max : 1) * sizeof(*keys));
+		vals = malloc((max ? max : 1) * sizeof(*vals));
+		if (keys && vals &&
+		    !map_read_all(outer, key_size, sizeof(*vals), max, keys, vals, &n)) {
+			for (uint32_t i = 0; i < n && !rc; i++)
+				rc = vals[i] ? id_push(l, vals[i]) : 0;
+			free(keys);
+			free(vals);
+			return rc;
+		}
+		free(keys);
+		free(vals);
+	}
 	if (key_size > sizeof(key))
-		return;
-	for (uint32_t i = 0; i < max && !bpf_map_get_next_key(outer, prev, next); i++) {
-		struct fdinfo fi;
-		int fd;
-
+		return 0;
+	for (uint32_t i = 0; i < max && !rc && !bpf_map_get_next_key(outer, prev, next); i++) {
 		memcpy(key, next, key_size);
 		prev = key;
-		if (bpf_map_lookup_elem(outer, key, &id) || !id)
-			continue;
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		read_fdinfo(fd, &fi);
-		close(fd);
-		if (fi.is_map)
-			count_map(m, &fi);
+		if (!bpf_map_lookup_elem(outer, key, &id) && id)
+			rc = id_push(l, id);
 	}
+	return rc;
 }
 
-static void count_pinned(struct mem_sum *m, int fd)
+/* A pinned map's id, and its inner maps' if it is a map of maps. */
+static int push_pinned(struct id_list *l, int fd)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	struct fdinfo fi;
+	int rc;
 
 	read_fdinfo(fd, &fi);
 	if (!fi.is_map)
-		return;		/* a pinned program or link */
-	count_map(m, &fi);
-	if ((fi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS || fi.type == BPF_MAP_TYPE_HASH_OF_MAPS) &&
+		return 0;	/* a pinned program or link */
+	rc = id_push(l, fi.id);
+	if (!rc && (fi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+		    fi.type == BPF_MAP_TYPE_HASH_OF_MAPS) &&
 	    !bpf_obj_get_info_by_fd(fd, &info, &len))
-		count_inner(m, fd, info.key_size, info.max_entries);
+		rc = push_inner(l, fd, info.key_size, info.max_entries);
+	return rc;
+}
+
+/*
+ * The memlock charge depends on the map's shape only: maps of one shape
+ * (per-QP inner maps made from one template) are read from fdinfo once.
+ */
+struct shape_memo {
+	struct bpf_map_info shape;
+	uint64_t memlock;
+};
+
+static bool same_shape(const struct bpf_map_info *a, const struct bpf_map_info *b)
+{
+	return a->type == b->type && a->key_size == b->key_size &&
+	       a->value_size == b->value_size && a->max_entries == b->max_entries &&
+	       a->map_flags == b->map_flags;
+}
+
+#define SHAPES	16
+
+static uint64_t memlock_of_id(uint32_t id, struct shape_memo *memo, unsigned int *n_memo)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	uint64_t bytes = 0;
+	int fd = bpf_map_get_fd_by_id(id);
+
+	if (fd < 0)
+		return 0;	/* gone since it was listed */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		for (unsigned int i = 0; i < *n_memo; i++)
+			if (same_shape(&memo[i].shape, &info)) {
+				close(fd);
+				return memo[i].memlock;
+			}
+	}
+	bytes = map_memlock(fd);
+	if (*n_memo < SHAPES && info.type != BPF_MAP_TYPE_UNSPEC)
+		memo[(*n_memo)++] = (struct shape_memo){ .shape = info, .memlock = bytes };
+	close(fd);
+	return bytes;
 }
 
 int map_bytes_of_dir(const char *dir, uint64_t *bytes, unsigned int *n_maps,
 		     char *err, size_t errlen)
 {
-	struct mem_sum m = {};
+	struct shape_memo memo[SHAPES];
+	struct id_list l = {};
+	unsigned int n_memo = 0;
 	char path[PATH_MAX];
 	struct dirent *e;
 	DIR *d = opendir(dir);
+	int rc = 0;
 
 	*bytes = 0;
 	*n_maps = 0;
 	if (!d)
 		return fail(-errno, err, errlen, "cannot list %s: %s", dir, strerror(errno));
-	while ((e = readdir(d))) {
+	while (!rc && (e = readdir(d))) {
 		int fd;
 
 		if (e->d_name[0] == '.')
@@ -258,12 +304,21 @@ int map_bytes_of_dir(const char *dir, uint64_t *bytes, unsigned int *n_maps,
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;
-		count_pinned(&m, fd);
+		rc = push_pinned(&l, fd);
 		close(fd);
 	}
 	closedir(d);
-	free(m.seen.ids);
-	*bytes = m.bytes;
-	*n_maps = m.n_maps;
+	if (rc) {
+		free(l.ids);
+		return fail(rc, err, errlen, "listing the maps of %s: %s", dir, strerror(-rc));
+	}
+	qsort(l.ids, l.n, sizeof(*l.ids), id_cmp);
+	for (size_t i = 0; i < l.n; i++) {
+		if (i && l.ids[i] == l.ids[i - 1])
+			continue;
+		*bytes += memlock_of_id(l.ids[i], memo, &n_memo);
+		(*n_maps)++;
+	}
+	free(l.ids);
 	return 0;
 }
