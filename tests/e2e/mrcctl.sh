@@ -103,7 +103,7 @@ check "unknown command" usage_exit frobnicate
 check "unknown subcommand" usage_exit qp frob
 check "qp show without N" usage_exit qp show
 check "qp show 0" usage_exit qp show 0
-check "qp show 257" usage_exit qp show 257
+check "qp show 65537 (past any host's limit)" usage_exit qp show 65537
 check "ev list without --qp" usage_exit ev list
 check "ev deny without selector" usage_exit ev deny --qp 1
 check "ev deny with two selectors" usage_exit ev deny --qp 1 --index 0 --plane 1
