@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/agent_cmds.h"
+#include "agent/agent_ipc.h"
 #include "agent/cmd_exec.h"
 #include "agent/doctor.h"
 #include "agent/map_bulk.h"
@@ -548,6 +549,27 @@ TEST_CASE(test_doctor, "qp_table.doctor_limits_and_qps")
 		if (!slot_used(s) && !bpf_map_delete_elem(host.fd[MRC_PIN_QP_OWNER], &qpn))
 			k++;
 	}
+}
+
+/* A reply too big for the IPC is refused whole, never clipped into bad JSON. */
+TEST_CASE(test_reply_too_big, "qp_table.reply_too_big_refused_whole")
+{
+	struct agent_reply r;
+	char *out = malloc(1), *err = strdup("x"), want[96];
+
+	/* Only the lengths count: the texts are owned and freed, not read. */
+	agent_reply_init(&r, 0, out, AGENT_REPLY_MAX, err, 2);
+	ASSERT_EQ(r.status, AGENT_EXIT_FAIL, "a failure");
+	ASSERT_TRUE(!r.out && !r.out_len, "no clipped stdout");
+	snprintf(want, sizeof(want), "is %u bytes, more than the %u one reply carries",
+		 (unsigned int)AGENT_REPLY_MAX + 2, (unsigned int)AGENT_REPLY_MAX);
+	ASSERT_TRUE(r.err && strstr(r.err, want), r.err ? r.err : "no message");
+	agent_reply_free(&r);
+	out = malloc(1);
+	agent_reply_init(&r, 0, out, AGENT_REPLY_MAX, NULL, 0);
+	ASSERT_EQ(r.status, 0, "exactly the limit goes");
+	ASSERT_EQ(r.out_len, AGENT_REPLY_MAX, "whole");
+	agent_reply_free(&r);
 }
 
 int main(void)
