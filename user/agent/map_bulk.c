@@ -44,6 +44,37 @@ static int batch_once(int fd, void *in, void *out, void *keys, void *vals,
 	return rc < 0 ? -errno : 0;
 }
 
+/* Batch ops missing (an older kernel, a map type without them). */
+static bool no_batch(int rc)
+{
+	return rc == -EINVAL || rc == -EOPNOTSUPP || rc == -524 /* ENOTSUPP */;
+}
+
+/*
+ * The same key by key: a syscall or two per entry. An entry deleted
+ * meanwhile is skipped (its key stays the cursor); the steps are bounded,
+ * as a hash restarts from its first key after a missing one.
+ */
+static int read_one_by_one(int fd, uint32_t key_size, size_t value_bytes,
+			   uint32_t max, void *keys, void *vals, uint32_t *n)
+{
+	void *prev = NULL;
+
+	*n = 0;
+	for (uint64_t step = 0; *n < max && step < 2 * (uint64_t)max + 2; step++) {
+		char *key = (char *)keys + (size_t)*n * key_size;
+
+		if (bpf_map_get_next_key(fd, prev, key))
+			return errno == ENOENT ? 0 : -errno;
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, (char *)vals + (size_t)*n * value_bytes))
+			(*n)++;
+		else if (errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 int map_read_all(int fd, uint32_t key_size, size_t value_bytes, uint32_t max,
 		 void *keys, void *vals, uint32_t *n)
 {
@@ -60,6 +91,8 @@ int map_read_all(int fd, uint32_t key_size, size_t value_bytes, uint32_t max,
 
 		rc = batch_once(fd, in, token[t], (char *)keys + (size_t)*n * key_size,
 				(char *)vals + (size_t)*n * value_bytes, &count);
+		if (rc < 0 && !in && no_batch(rc))
+			return read_one_by_one(fd, key_size, value_bytes, max, keys, vals, n);
 		if (rc < 0)
 			return rc;
 		*n += count;
