@@ -294,12 +294,13 @@ int cmd_print_qp_list(struct ctx *c, bool json)
 
 	cmd_qp_table_maps(c, &m);
 	v = calloc(1, sizeof(*v));
-	rc = v ? qp_table_read(&t, &m, QPT_LIVE, msg, sizeof(msg)) : -ENOMEM;
+	if (!v)
+		return failure(c, "out of memory");
+	rc = qp_table_read(&t, &m, QPT_LIVE, msg, sizeof(msg));
 	if (rc) {
-		if (v)
-			qp_table_free(&t);
+		qp_table_free(&t);
 		free(v);
-		return failure(c, "%s", v ? msg : "out of memory");
+		return failure(c, "%s", msg);
 	}
 	if (json)
 		j_arr(&j, NULL);
