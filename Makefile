@@ -90,8 +90,9 @@ UDPBLAST_OBJS := $(call objs_of,$(wildcard tools/udp-blast/*.c))
 FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
 ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
 QP_FILL_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-qp-fill/*.c))
+HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
-		$(BUILD)/tests/mrc-qp-fill
+		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -243,6 +244,8 @@ $(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
 $(BUILD)/tests/mrc-ack-forge: $(ACK_FORGE_OBJS)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-qp-fill: $(QP_FILL_OBJS) $(LIBMRC)
+	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-hold-qps: $(HOLD_QPS_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 
 define unit_test_rule

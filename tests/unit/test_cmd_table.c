@@ -127,8 +127,24 @@ TEST_CASE(test_parse_answers, "cmd_table.help_and_usage_errors")
 	parse_line("qp show 0", &p);
 	ASSERT_TRUE(!p.ready, "usage error is answered");
 	ASSERT_EQ(p.status, AGENT_EXIT_USAGE, "usage status");
-	ASSERT_TRUE(!strcmp(p.err, "mrcctl qp show: '0' is not a QP number (1..256)\n"
+	ASSERT_TRUE(!strcmp(p.err, "mrcctl qp show: '0' is not a QP number (1..65536 "
+			    "at most, mrcd --max-qps)\n"
 			    "try 'mrcctl qp show --help'\n"), "usage message");
+	parsed_free(&p);
+
+	/* The host's limit is mrcd's: the parser refuses only what none can have. */
+	parse_line("qp show 65537", &p);
+	ASSERT_EQ(p.status, AGENT_EXIT_USAGE, "beyond MRC_QPS_LIMIT");
+	parsed_free(&p);
+	parse_line("qp show 65536", &p);
+	ASSERT_TRUE(p.ready, "MRC_QPS_LIMIT parses");
+	ASSERT_EQ(p.req.u.qp.qpn, 65536, "the number");
+	parsed_free(&p);
+	parse_line("status --all", &p);
+	ASSERT_TRUE(p.ready && p.req.u.status.all, "status --all");
+	parsed_free(&p);
+	parse_line("status", &p);
+	ASSERT_TRUE(p.ready && !p.req.u.status.all, "status without --all");
 	parsed_free(&p);
 
 	parse_line("qp frob", &p);
@@ -165,7 +181,8 @@ TEST_CASE(test_agent_side, "cmd_table.mrcd_checks_what_it_gets")
 	char *err = NULL;
 
 	ASSERT_EQ(agent_answer(4, bad, &err), AGENT_EXIT_USAGE, "bad input: usage");
-	ASSERT_TRUE(!strcmp(err, "mrcctl ev list: 'x' is not a QP number (1..256)\n"
+	ASSERT_TRUE(!strcmp(err, "mrcctl ev list: 'x' is not a QP number (1..65536 at most, "
+			    "mrcd --max-qps)\n"
 			    "try 'mrcctl ev list --help'\n"), "bad input: message");
 	free(err);
 	err = NULL;

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "agent/agent_ipc.h"
+#include "agent/cmd_table.h"
 #include "common/errmsg.h"
 
 #include <errno.h>
@@ -175,6 +176,26 @@ int agent_req_parse(char *buf, size_t len, int *argc, char **argv,
 	return 0;
 }
 
+/*
+ * An answer too big for one reply is refused whole, with a message: a
+ * clipped JSON document would be silently invalid.
+ */
+static void reply_too_big(struct agent_reply *r, size_t len)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "mrcd: the answer is %zu bytes, more than "
+			 "the %u one reply carries (AGENT_REPLY_MAX)\n", len,
+			 (unsigned int)AGENT_REPLY_MAX);
+
+	free(r->out);
+	free(r->err);
+	r->out = NULL;
+	r->out_len = 0;
+	r->err = strdup(msg);
+	r->err_len = r->err && n > 0 ? (size_t)n : 0;
+	r->status = AGENT_EXIT_FAIL;
+}
+
 void agent_reply_init(struct agent_reply *r, int status, char *out,
 		      size_t out_len, char *err, size_t err_len)
 {
@@ -184,10 +205,8 @@ void agent_reply_init(struct agent_reply *r, int status, char *out,
 	r->err = err;
 	r->out_len = out ? out_len : 0;
 	r->err_len = err ? err_len : 0;
-	if (r->out_len > AGENT_REPLY_MAX)
-		r->out_len = AGENT_REPLY_MAX;
-	if (r->err_len > AGENT_REPLY_MAX - r->out_len)
-		r->err_len = AGENT_REPLY_MAX - r->out_len;
+	if (r->out_len > AGENT_REPLY_MAX || r->err_len > AGENT_REPLY_MAX - r->out_len)
+		reply_too_big(r, r->out_len + r->err_len);
 }
 
 /* The next message of the reply into msg[AGENT_MSG_MAX]; its length. */

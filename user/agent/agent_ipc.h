@@ -17,7 +17,8 @@
  *            the same parser (agent/cmd_table.h) before executing it.
  *   reply    any number of AGENT_MSG_OUT / AGENT_MSG_ERR messages (text
  *            for mrcctl's stdout / stderr, AGENT_MSG_MAX bytes at most
- *            each, AGENT_REPLY_MAX in total), then one AGENT_MSG_EXIT
+ *            each, AGENT_REPLY_MAX in total: a bigger answer is replaced
+ *            by a message and exit status 1), then one AGENT_MSG_EXIT
  *            whose `status` is mrcctl's exit status; mrcd then closes.
  *
  * Both ends give up after AGENT_TIMEOUT_MS of silence. mrcd serves
@@ -51,7 +52,11 @@
 #define AGENT_REQ_MAX		(64 * 1024)
 #define AGENT_ARGS_MAX		256
 #define AGENT_MSG_MAX		(16 * 1024)	/* one reply message, header included */
-#define AGENT_REPLY_MAX		(8u << 20)	/* stdout + stderr text of one reply */
+/*
+ * stdout + stderr text of one reply: `qp list --json` takes about 600
+ * bytes a QP, 40 MB at 65,536 QPs. A bigger answer fails with a message.
+ */
+#define AGENT_REPLY_MAX		(128u << 20)
 #define AGENT_TIMEOUT_MS	5000
 #define AGENT_HEARTBEAT_MS	1000
 #define AGENT_MAX_CLIENTS	32
@@ -122,7 +127,10 @@ struct agent_reply {
 	size_t off;
 };
 
-/* Take ownership of the texts (clipped to AGENT_REPLY_MAX together). */
+/*
+ * Take ownership of the texts; more than AGENT_REPLY_MAX together becomes
+ * a failure that says so (never a clipped answer).
+ */
 void agent_reply_init(struct agent_reply *r, int status, char *out,
 		      size_t out_len, char *err, size_t err_len);
 /* 1 when all is sent, 0 when the socket is full (wait for POLLOUT), -errno. */

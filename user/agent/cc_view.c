@@ -12,6 +12,7 @@
 #include "common/errmsg.h"
 #include "common/pins.h"
 #include "agent/json_out.h"
+#include "agent/map_bulk.h"
 
 const char *cc_algo_name(uint32_t algo)
 {
@@ -93,15 +94,18 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 	if (!qpn || bpf_map_lookup_elem(s->fd_qps, &key, &qi))
 		return fail(qpn ? -errno : -EINVAL, err, errlen, "reading QP %u in "
 			    "mrc_qps: %s", qpn, qpn ? strerror(errno) : "no such QP");
-	/* Past the map's size (mrcd's --max-qps) the lookup fails. */
-	if (qi.cc_slot > MRC_QPS_LIMIT)
-		return fail(-ERANGE, err, errlen, "QP %u names window %u, beyond "
-			    "the %d window slots there can be", qpn, qi.cc_slot,
-			    MRC_QPS_LIMIT);
-	s->slot = qi.cc_slot;
-	if (!s->slot)
+	if (!qi.cc_slot)
 		return 0;
-	return open_view(pin_dir, &s->fd_view, err, errlen);
+	rc = open_view(pin_dir, &s->fd_view, err, errlen);
+	if (rc)
+		return rc;
+	/* The windows mrcd sized mrc_cc_view for (one per QP, --max-qps). */
+	if (qi.cc_slot > map_max_entries(s->fd_view))
+		return fail(-ERANGE, err, errlen, "QP %u names window %u, beyond "
+			    "the %u of mrc_cc_view", qpn, qi.cc_slot,
+			    map_max_entries(s->fd_view));
+	s->slot = qi.cc_slot;
+	return 0;
 }
 
 int cc_view_read(const struct cc_view_src *s, struct mrc_cc_view *v)

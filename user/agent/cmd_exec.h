@@ -16,6 +16,7 @@
 #include "agent/agent_cmds.h"
 #include "agent/cmd_json.h"
 #include "agent/cmd_table.h"
+#include "agent/qp_table.h"
 #include "mrc/nscc.h"
 
 /*
@@ -95,7 +96,9 @@ bool cmd_all_zero(const void *p, size_t len);
 /* A per-CPU value of u64 counters, summed over the CPUs. */
 int cmd_sum_percpu(int fd, uint32_t key, size_t value_size, uint64_t *sum);
 int cmd_read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
-/* The QP, or a failure saying it does not exist. */
+/* 0, or a failure naming the host's limit (1..max_qps, mrcd --max-qps). */
+int cmd_check_qpn(struct ctx *c, uint32_t qpn);
+/* The QP, or a failure saying it does not exist (or is out of range). */
 int cmd_find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi);
 uint32_t cmd_n_evs_of(const struct mrc_qp_info *qi);
 /* Profile ids in the map, sorted. */
@@ -126,5 +129,14 @@ struct qp_view {
 
 /* The parts a QP may lack (owner gone, counters) are left at zero. */
 int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v);
+
+/* The QP maps of env as the bulk reader (agent/qp_table.h) takes them. */
+void cmd_qp_table_maps(const struct ctx *c, struct qp_table_maps *m);
+
+/* Every QP not in RESET, as `qp list` prints them (text table or JSON array). */
+int cmd_print_qp_list(struct ctx *c, bool json);
+
+/* mrcd's QP limit: the entries of mrc_qps (mrcd --max-qps). */
+uint32_t cmd_max_qps(const struct ctx *c);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "agent/cmd_exec.h"
+#include "agent/map_bulk.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -199,10 +200,27 @@ int cmd_read_qp_info(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 	return 0;
 }
 
+uint32_t cmd_max_qps(const struct ctx *c)
+{
+	return map_max_entries(c->env->maps.qps);
+}
+
+int cmd_check_qpn(struct ctx *c, uint32_t qpn)
+{
+	uint32_t max = cmd_max_qps(c);
+
+	if (qpn >= 1 && qpn <= max)
+		return 0;
+	return failure(c, "QP %u is out of range (1..%u, mrcd --max-qps)", qpn, max);
+}
+
 int cmd_find_qp(struct ctx *c, uint32_t qpn, struct mrc_qp_info *qi)
 {
-	int rc = cmd_read_qp_info(c, qpn, qi);
+	int rc = cmd_check_qpn(c, qpn);
 
+	if (rc)
+		return rc;
+	rc = cmd_read_qp_info(c, qpn, qi);
 	if (rc)
 		return failure(c, "reading QP %u: %s", qpn, strerror(-rc));
 	if (qi->state == MRC_QPS_RESET)

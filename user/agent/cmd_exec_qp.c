@@ -14,30 +14,19 @@
 #include <bpf/bpf.h>
 
 #include "agent/cc_view.h"
+#include "agent/map_bulk.h"
+#include "agent/qp_table.h"
 
 static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
 {
-	uint32_t i, n = cmd_n_evs_of(&v->info);
+	struct qp_ev_counts n;
 
-	/*
-	 * ASSUMED_BAD and DENIED entries are out of the rotation whether they
-	 * were active or backups (a demoted active one hands its place over):
-	 * count them by state; backups are the usable entries not in rotation.
-	 */
-	for (i = 0; i < n; i++) {
-		const struct mrc_ev_entry *e = &evs->ev[i];
-
-		if (e->state == MRC_EV_ASSUMED_BAD)
-			v->bad++;
-		else if (e->state == MRC_EV_DENIED)
-			v->denied++;
-		else if (!(e->flags & MRC_EV_F_ACTIVE))
-			v->backup++;
-		else if (e->state == MRC_EV_GOOD)
-			v->good++;
-		else if (e->state == MRC_EV_SKIP)
-			v->skip++;
-	}
+	qp_ev_counts(evs, cmd_n_evs_of(&v->info), &n);
+	v->good = n.good;
+	v->skip = n.skip;
+	v->bad = n.bad;
+	v->denied = n.denied;
+	v->backup = n.backup;
 }
 
 /*
@@ -57,9 +46,9 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	else if (m->cc_view < 0)
 		snprintf(v->cc_err, sizeof(v->cc_err), "mrc_cc_view is missing: the "
 			 "fast path mrcd loaded has no congestion control");
-	else if (slot > MRC_QPS_LIMIT)	/* past the map's size: the lookup fails */
-		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %d "
-			 "window slots there can be", slot, MRC_QPS_LIMIT);
+	else if (slot > map_max_entries(m->cc_view))
+		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %u of "
+			 "mrc_cc_view", slot, map_max_entries(m->cc_view));
 	else if (bpf_map_lookup_elem(m->cc_view, &key, &v->ccv))
 		snprintf(v->cc_err, sizeof(v->cc_err), "reading window %u of "
 			 "mrc_cc_view: %s", slot, strerror(errno));
@@ -236,32 +225,105 @@ static void qp_list_row(struct ctx *c, const struct qp_view *v)
 		v->counters[QP_COUNTER(losses)], qp_cwnd_str(v, cwnd, sizeof(cwnd)));
 }
 
-CMD_EXECUTOR(cmd_exec_qp_list)
+/* The window of row r from the mmapped mrc_cc_view (`qp list` needs no params). */
+static void row_cc(const struct qp_table *t, struct qp_view *v)
+{
+	uint32_t w = v->info.cc_slot;
+
+	v->cc = QP_CC_UNREADABLE;
+	if (!w)
+		v->cc = QP_CC_NONE;
+	else if (!t->ccv)
+		snprintf(v->cc_err, sizeof(v->cc_err), "mrc_cc_view is missing: the "
+			 "fast path mrcd loaded has no congestion control");
+	else if (w > t->n_ccv)
+		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %u of "
+			 "mrc_cc_view", w, t->n_ccv);
+	else {
+		memcpy(&v->ccv, &t->ccv[w - 1], sizeof(v->ccv));
+		v->cc = QP_CC_OK;
+	}
+}
+
+/* Row r of the table as `qp list` shows it (what it does not show stays zero). */
+static void row_view(const struct qp_table *t, uint32_t r, struct qp_view *v)
+{
+	uint32_t slot = t->slot[r];
+
+	v->qpn = mrc_slot_to_qpn(slot);
+	v->info = t->info[r];
+	v->owner = t->owner[r];
+	v->good = v->skip = v->bad = v->denied = v->backup = 0;
+	if (t->evs)
+		count_evs(v, &t->evs[slot]);
+	/* Only the fields `qp list` prints: the rest of mrc_tx is kilobytes. */
+	v->tx.snd_una = t->tx ? __atomic_load_n(&t->tx[slot].snd_una, __ATOMIC_RELAXED) : 0;
+	v->tx.snd_nxt = t->tx ? __atomic_load_n(&t->tx[slot].snd_nxt, __ATOMIC_RELAXED) : 0;
+	v->rx.cack = t->rx ? __atomic_load_n(&t->rx[slot].cack, __ATOMIC_RELAXED) : 0;
+	if (t->counters)
+		memcpy(v->counters, t->counters + (size_t)r * QPT_COUNTERS, sizeof(v->counters));
+	else
+		memset(v->counters, 0, sizeof(v->counters));
+	row_cc(t, v);
+}
+
+/* The QP maps of env as the bulk reader takes them. */
+void cmd_qp_table_maps(const struct ctx *c, struct qp_table_maps *m)
+{
+	const struct agent_maps *a = &c->env->maps;
+
+	*m = (struct qp_table_maps){
+		.qps = a->qps, .qp_owner = a->qp_owner, .qp_evs = a->qp_evs,
+		.tx = a->tx, .rx = a->rx, .cc_view = a->cc_view,
+		.qp_stats = a->qp_stats, .ctx_owner = -1,
+	};
+}
+
+/*
+ * Every QP in a few syscalls (agent/qp_table.h): batch lookups and the
+ * mmapped arrays, not one lookup per map per QP.
+ */
+int cmd_print_qp_list(struct ctx *c, bool json)
 {
 	struct json j = { .f = c->out };
+	struct qp_table_maps m;
+	struct qp_table t;
 	struct qp_view *v;
-	uint32_t n;
+	char msg[256];
+	int rc;
 
-	(void)req;
-	v = malloc(sizeof(*v));
+	cmd_qp_table_maps(c, &m);
+	v = calloc(1, sizeof(*v));
 	if (!v)
 		return failure(c, "out of memory");
-	if (c->json)
+	rc = qp_table_read(&t, &m, QPT_LIVE, msg, sizeof(msg));
+	if (rc) {
+		qp_table_free(&t);
+		free(v);
+		return failure(c, "%s", msg);
+	}
+	if (json)
 		j_arr(&j, NULL);
 	else
 		qp_list_header(c);
-	for (n = 1; n <= MRC_MAX_QPS; n++) {
-		if (cmd_read_qp_view(c, n, v) || v->info.state == MRC_QPS_RESET)
-			continue;
-		if (c->json)
+	for (uint32_t r = 0; r < t.n; r++) {
+		row_view(&t, r, v);
+		if (json)
 			qp_json(&j, v, false);
 		else
 			qp_list_row(c, v);
 	}
-	if (c->json)
+	if (json)
 		j_arr_end(&j);
+	qp_table_free(&t);
 	free(v);
 	return 0;
+}
+
+CMD_EXECUTOR(cmd_exec_qp_list)
+{
+	(void)req;
+	return cmd_print_qp_list(c, c->json);
 }
 
 static void qp_cc_text(struct ctx *c, const struct qp_view *v)
@@ -335,6 +397,8 @@ CMD_EXECUTOR(cmd_exec_qp_show)
 	struct qp_view *v;
 	int rc;
 
+	if (cmd_check_qpn(c, qpn))
+		return AGENT_EXIT_FAIL;
 	v = malloc(sizeof(*v));
 	if (!v)
 		return failure(c, "out of memory");

@@ -9,8 +9,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
+
+#include "agent/map_bulk.h"
+#include "agent/qp_summary.h"
+#include "common/pins.h"
 
 static void json_drops(struct json *j, const uint64_t *drops)
 {
@@ -76,16 +81,45 @@ static uint16_t configured_port(struct ctx *c)
 	return cfg.udp_port;
 }
 
-static void count_qp_states(struct ctx *c, unsigned int *by_state,
-			    unsigned int n_states)
-{
-	struct mrc_qp_info qi;
-	uint32_t qpn;
+/* What status says of the QPs: read once, in bulk (agent/qp_table.h). */
+struct status_view {
+	struct qp_table t;
+	struct qp_summary sum;
+	struct host_limits lim;
+	uint64_t map_bytes;
+	bool have_map_bytes;
+};
 
-	memset(by_state, 0, n_states * sizeof(*by_state));
-	for (qpn = 1; qpn <= MRC_MAX_QPS; qpn++)
-		if (!cmd_read_qp_info(c, qpn, &qi) && qi.state < n_states)
-			by_state[qi.state]++;
+/* Contexts in use: mrc_ctx_owner, opened from the pin folder (mrcd's maps). */
+static int ctx_owner_fd(struct ctx *c)
+{
+	return mrc_pin_open(c->env->pin_dir, MRC_PIN_CTX_OWNER, NULL, 0);
+}
+
+static int read_status_view(struct ctx *c, struct status_view *sv)
+{
+	struct qp_table_maps m;
+	unsigned int n_maps;
+	char msg[256];
+	int rc;
+
+	memset(sv, 0, sizeof(*sv));
+	cmd_qp_table_maps(c, &m);
+	m.qp_stats = m.tx = m.rx = m.cc_view = -1;	/* status shows none of them */
+	m.ctx_owner = ctx_owner_fd(c);
+	rc = qp_table_read(&sv->t, &m, QPT_LIVE, msg, sizeof(msg));
+	if (m.ctx_owner >= 0)
+		close(m.ctx_owner);
+	if (rc)
+		return failure(c, "%s", msg);
+	qp_summarise(&sv->t, &sv->sum);
+	sv->lim = (struct host_limits){
+		.max_qps = sv->t.max_qps, .qps_in_use = sv->t.qps_in_use,
+		.max_ctx = sv->t.max_ctx, .ctx_in_use = sv->t.ctx_in_use,
+	};
+	sv->have_map_bytes = !map_bytes_of_dir(c->env->pin_dir, &sv->map_bytes,
+					       &n_maps, NULL, 0);
+	return 0;
 }
 
 static const char *link_name(struct ctx *c, unsigned int i)
@@ -126,9 +160,46 @@ static void probing_text(struct ctx *c)
 		st->bad_evs, rtt, st->agent_port);
 }
 
-static void status_json(struct ctx *c, const uint64_t *drops,
-			const unsigned int *by_state)
+static void worst_json(struct json *j, const struct qp_summary *s)
 {
+	j_arr(j, "worst");
+	for (unsigned int i = 0; i < s->n_worst; i++) {
+		j_obj(j, NULL);
+		j_u64(j, "qpn", s->worst[i].qpn);
+		j_str(j, "state", cmd_qp_state_name(s->worst[i].state));
+		j_u64(j, "assumed_bad_evs", s->worst[i].bad);
+		j_u64(j, "n_evs", s->worst[i].n_evs);
+		j_end(j);
+	}
+	j_arr_end(j);
+}
+
+/* "limits", "map_bytes" and "qp_health": the scale of the host at a glance. */
+static void scale_json(struct json *j, const struct status_view *sv)
+{
+	j_obj(j, "limits");
+	j_u64(j, "max_qps", sv->lim.max_qps);
+	j_u64(j, "qps_in_use", sv->lim.qps_in_use);
+	j_u64(j, "max_contexts", sv->lim.max_ctx);
+	j_u64(j, "contexts_in_use", sv->lim.ctx_in_use);
+	j_end(j);
+	if (sv->have_map_bytes)
+		j_u64(j, "map_bytes", sv->map_bytes);
+	else
+		j_null(j, "map_bytes");
+	j_obj(j, "qp_health");
+	j_u64(j, "in_error", sv->sum.in_error);
+	j_u64(j, "with_assumed_bad_evs", sv->sum.with_bad_evs);
+	j_u64(j, "assumed_bad_evs", sv->sum.bad_evs);
+	worst_json(j, &sv->sum);
+	j_end(j);
+}
+
+static void status_json(struct ctx *c, const uint64_t *drops,
+			const struct status_view *sv)
+{
+	const unsigned int *by_state = sv->sum.by_state;
+
 	struct json j = { .f = c->out };
 	struct plane_row r;
 	unsigned int i, total = 0;
@@ -171,13 +242,45 @@ static void status_json(struct ctx *c, const uint64_t *drops,
 	}
 	j_u64(&j, "total", total);
 	j_end(&j);
+	scale_json(&j, sv);
 	json_drops(&j, drops);
 	j_end(&j);
 }
 
-static void status_text(struct ctx *c, const uint64_t *drops,
-			const unsigned int *by_state)
+static void mib_str(uint64_t bytes, char *buf, size_t len)
 {
+	snprintf(buf, len, "%.1f MiB (%" PRIu64 " bytes)", bytes / 1048576.0, bytes);
+}
+
+/* Limits and map memory, then what needs a look: a few lines however many QPs. */
+static void scale_text(struct ctx *c, const struct status_view *sv)
+{
+	const struct qp_summary *s = &sv->sum;
+	char mem[64] = "unknown";
+
+	if (sv->have_map_bytes)
+		mib_str(sv->map_bytes, mem, sizeof(mem));
+	fprintf(c->out, "limits: QPs %u of %u in use (mrcd --max-qps), contexts %u of "
+		"%u (mrcd --max-contexts); maps %s\n", sv->lim.qps_in_use,
+		sv->lim.max_qps, sv->lim.ctx_in_use, sv->lim.max_ctx, mem);
+	fprintf(c->out, "QP health: %u in ERROR, %u with ASSUMED_BAD EVs (%" PRIu64
+		" EVs)", s->in_error, s->with_bad_evs, s->bad_evs);
+	for (unsigned int i = 0; i < s->n_worst; i++) {
+		const struct qp_worst *w = &s->worst[i];
+
+		fprintf(c->out, "%s %u", i ? "," : "; worst:", w->qpn);
+		if (w->state == MRC_QPS_ERROR)
+			fprintf(c->out, " ERROR");
+		else
+			fprintf(c->out, " (%u/%u EVs ASSUMED_BAD)", w->bad, w->n_evs);
+	}
+	fputc('\n', c->out);
+}
+
+static void status_text(struct ctx *c, const uint64_t *drops,
+			const struct status_view *sv)
+{
+	const unsigned int *by_state = sv->sum.by_state;
 	struct plane_row r;
 	unsigned int i, total = 0;
 	char xdp[40];
@@ -201,30 +304,32 @@ static void status_text(struct ctx *c, const uint64_t *drops,
 	fprintf(c->out, "QPs: %u (INIT %u, RTR %u, RTS %u, ERROR %u)\n", total,
 		by_state[MRC_QPS_INIT], by_state[MRC_QPS_RTR],
 		by_state[MRC_QPS_RTS], by_state[MRC_QPS_ERROR]);
+	scale_text(c, sv);
 	text_drops(c, drops);
 }
 
 CMD_EXECUTOR(cmd_exec_status)
 {
-	unsigned int by_state[MRC_QPS_ERROR + 1];
+	struct status_view *sv;
 	uint64_t drops[N_DROPS];
+	int rc;
 
-	(void)req;
 	if (read_drops(c, drops))
 		return AGENT_EXIT_FAIL;
-	count_qp_states(c, by_state, MRC_QPS_ERROR + 1);
-	if (c->json)
-		status_json(c, drops, by_state);
-	else
-		status_text(c, drops, by_state);
-	return 0;
-}
-
-/* QPs worth a line in `stats`: live ones, and dead ones that counted. */
-static bool qp_has_stats(const struct qp_view *v)
-{
-	return v->info.state != MRC_QPS_RESET ||
-	       !cmd_all_zero(v->counters, sizeof(v->counters));
+	sv = malloc(sizeof(*sv));
+	if (!sv)
+		return failure(c, "out of memory");
+	rc = read_status_view(c, sv);
+	if (!rc && c->json) {
+		status_json(c, drops, sv);
+	} else if (!rc) {
+		status_text(c, drops, sv);
+		if (req->u.status.all)
+			rc = cmd_print_qp_list(c, false);
+	}
+	qp_table_free(&sv->t);
+	free(sv);
+	return rc;
 }
 
 static void stats_counters_json(struct json *j, const char *key,
@@ -306,20 +411,24 @@ static void control_stats_text(struct ctx *c)
 	fputc('\n', c->out);
 }
 
+/* Rows: live QPs, and dead ones that counted (batch reads, agent/qp_table.h). */
 CMD_EXECUTOR(cmd_exec_stats)
 {
 	uint64_t drops[N_DROPS], total[N_QP_COUNTERS] = {};
 	struct json j = { .f = c->out };
-	struct qp_view *v;
-	char qpn[12];
-	uint32_t n;
+	struct qp_table_maps m;
+	struct qp_table t;
+	char qpn[12], msg[256];
 
 	(void)req;
 	if (read_drops(c, drops))
 		return AGENT_EXIT_FAIL;
-	v = malloc(sizeof(*v));
-	if (!v)
-		return failure(c, "out of memory");
+	cmd_qp_table_maps(c, &m);
+	m.qp_evs = m.tx = m.rx = m.cc_view = -1;
+	if (qp_table_read(&t, &m, QPT_LIVE_OR_COUNTED, msg, sizeof(msg))) {
+		qp_table_free(&t);
+		return failure(c, "%s", msg);
+	}
 	if (c->json) {
 		j_obj(&j, NULL);
 		json_drops(&j, drops);
@@ -328,20 +437,21 @@ CMD_EXECUTOR(cmd_exec_stats)
 		text_drops(c, drops);
 		stats_header(c);
 	}
-	for (n = 1; n <= MRC_MAX_QPS; n++) {
-		if (cmd_read_qp_view(c, n, v) || !qp_has_stats(v))
-			continue;
+	for (uint32_t r = 0; r < t.n; r++) {
+		const uint64_t *counters = t.counters + (size_t)r * QPT_COUNTERS;
+		uint32_t n = mrc_slot_to_qpn(t.slot[r]);
+
 		for (size_t i = 0; i < N_QP_COUNTERS; i++)
-			total[i] += v->counters[i];
+			total[i] += counters[i];
 		if (c->json) {
 			j_obj(&j, NULL);
 			j_u64(&j, "qpn", n);
-			j_str(&j, "state", cmd_qp_state_name(v->info.state));
-			stats_counters_json(&j, "counters", v->counters);
+			j_str(&j, "state", cmd_qp_state_name(t.info[r].state));
+			stats_counters_json(&j, "counters", counters);
 			j_end(&j);
 		} else {
 			snprintf(qpn, sizeof(qpn), "%u", n);
-			stats_row(c, qpn, cmd_qp_state_name(v->info.state), v->counters);
+			stats_row(c, qpn, cmd_qp_state_name(t.info[r].state), counters);
 		}
 	}
 	if (c->json) {
@@ -353,6 +463,6 @@ CMD_EXECUTOR(cmd_exec_stats)
 		stats_row(c, "total", "", total);
 		control_stats_text(c);
 	}
-	free(v);
+	qp_table_free(&t);
 	return 0;
 }

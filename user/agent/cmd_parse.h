@@ -62,6 +62,7 @@ int cmd_parse_profile_id(const struct cmd_parse_io *io, int argc, char **argv,
 /* cmd_parse_view.c: status, stats, qp, doctor */
 CMD_PARSER(cmd_parse_no_args);
 CMD_PARSER(cmd_parse_qp_show);
+CMD_PARSER(cmd_parse_status);
 
 /* cmd_parse_ev.c */
 CMD_PARSER(cmd_parse_ev_list);

@@ -53,8 +53,13 @@ int cmd_parse_qpn(const struct cmd_parse_io *io, const char *s, uint32_t *qpn)
 {
 	uint64_t v;
 
-	if (parse_u64(s, MRC_MAX_QPS, &v) || !v)
-		return usage_error(io, "'%s' is not a QP number (1..%d)", s, MRC_MAX_QPS);
+	/*
+	 * The host's limit is mrcd's (--max-qps), known from its maps: the
+	 * executor checks it. Here only what no host can have is refused.
+	 */
+	if (parse_u64(s, MRC_QPS_LIMIT, &v) || !v)
+		return usage_error(io, "'%s' is not a QP number (1..%d at most, "
+				   "mrcd --max-qps)", s, MRC_QPS_LIMIT);
 	*qpn = (uint32_t)v;
 	return 0;
 }

@@ -28,3 +28,19 @@ CMD_PARSER(cmd_parse_qp_show)
 		return AGENT_EXIT_USAGE;
 	return 0;
 }
+
+/* status [--all] [--json] */
+CMD_PARSER(cmd_parse_status)
+{
+	enum { OPT_ALL = OPT_HELP + 1 };
+	static const struct option opts[] = {
+		COMMON_OPTS, { "all", no_argument, NULL, OPT_ALL }, {}
+	};
+	int o;
+
+	while ((o = cmd_next_opt(io, req, argc, argv, opts)) == OPT_ALL)
+		req->u.status.all = true;
+	if (o != -1 || cmd_no_positionals(io, argc, argv))
+		return AGENT_EXIT_USAGE;
+	return 0;
+}

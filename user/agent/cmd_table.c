@@ -98,10 +98,13 @@ int cmd_usage_error(FILE *f, const char *name, const char *fmt, ...)
  * mrcctl itself (mrcctl/local.c); both parse with `parse`.
  */
 static const struct cmd_spec commands[] = {
-	{ "status", CMD_STATUS, CMD_IN_MRCD, cmd_parse_no_args,
-	  "[--json]",
-	  "Planes (addresses, XDP mode, XDP and TC program ids), QPs by state and\n"
-	  "the XDP drop counters." },
+	{ "status", CMD_STATUS, CMD_IN_MRCD, cmd_parse_status,
+	  "[--all] [--json]",
+	  "Planes (addresses, XDP mode, XDP and TC program ids), QPs by state, the\n"
+	  "limits and their use (QPs of mrcd --max-qps, contexts of --max-contexts),\n"
+	  "the memory of the maps, the QPs in ERROR or with ASSUMED_BAD EVs (counts\n"
+	  "and the worst few by QP number) and the XDP drop counters. --all adds\n"
+	  "every QP (as mrcctl qp list shows them) to the text." },
 	{ "stats", CMD_STATS, CMD_IN_MRCD, cmd_parse_no_args,
 	  "[--json]",
 	  "XDP drop counters, and the counters of every QP summed over CPUs." },
@@ -276,7 +279,8 @@ void cmd_usage_overview(FILE *f)
 "\n"
 "Inspect and steer the MRC fast path of this host through its agent, mrcd.\n"
 "\n"
-"  status                       planes, QPs by state, XDP drop counters\n"
+"  status [--all]               planes, QPs by state, limits, map memory,\n"
+"                               XDP drop counters (--all: every QP too)\n"
 "  stats                        drop counters and per-QP counter sums\n"
 "  qp list                      QPs that are not in RESET\n"
 "  qp show N                    one QP with all its counters and its window\n"

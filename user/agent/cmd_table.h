@@ -71,6 +71,11 @@ struct cmd_qp_req {
 	uint32_t qpn;
 };
 
+/* `status [--all]`: --all adds every QP to the text (JSON has the summary). */
+struct cmd_status_req {
+	bool all;
+};
+
 /* `ev deny|allow --qp N SELECTOR`: exactly one selector is given. */
 struct cmd_ev_select_req {
 	uint32_t qpn;
@@ -155,6 +160,7 @@ struct cmd_req {
 	bool json;
 	union {
 		struct cmd_qp_req qp;
+		struct cmd_status_req status;
 		struct cmd_ev_select_req ev_select;
 		struct cmd_ev_expand_req ev_expand;
 		struct cmd_ev_profile_req ev_profile;

@@ -28,6 +28,7 @@
 #include "agent/agent_cmds.h"
 #include "agent/agent_ipc.h"
 #include "agent/json_out.h"
+#include "agent/qp_summary.h"
 #include "common/pins.h"
 
 #ifndef BPF_FS_MAGIC
@@ -476,7 +477,81 @@ static void check_maps(struct doctor *d)
 		"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
 }
 
-/* ---- 7. planes and their programs -------------------------------------- */
+/* ---- 7. limits and QPs ------------------------------------------------- */
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+#define WARN_PERCENT_STR	STR(LIMIT_WARN_PERCENT) "%"
+
+/* QPs (or contexts) near mrcd's limit: the flag that raises it. */
+static void check_limits(struct doctor *d, const struct qp_table *t)
+{
+	bool qps = limit_near(t->qps_in_use, t->max_qps);
+	bool ctx = limit_near(t->ctx_in_use, t->max_ctx);
+	struct dr_check *c;
+
+	if (!qps && !ctx) {
+		add(d, "limits", DR_OK, "QPs %u of %u in use, contexts %u of %u",
+		    t->qps_in_use, t->max_qps, t->ctx_in_use, t->max_ctx);
+		return;
+	}
+	c = add(d, "limits", DR_WARN, "QPs %u of %u in use%s, contexts %u of %u%s",
+		t->qps_in_use, t->max_qps, qps ? " (over " WARN_PERCENT_STR ")" : "",
+		t->ctx_in_use, t->max_ctx, ctx ? " (over " WARN_PERCENT_STR ")" : "");
+	set_fix(c, "restart mrcd with a higher limit:%s%s (now %u QPs, %u contexts); "
+		"new QPs fail with ENOSPC at the limit", qps ? " mrcd --max-qps N" : "",
+		ctx ? " mrcd --max-contexts N" : "", t->max_qps, t->max_ctx);
+}
+
+/* QPs in ERROR warn; ASSUMED_BAD EVs are counted (probing deals with them). */
+static void check_qp_health(struct doctor *d, const struct qp_table *t)
+{
+	struct qp_summary s;
+	char worst[200] = "";
+	struct dr_check *c;
+
+	qp_summarise(t, &s);
+	for (unsigned int i = 0; i < s.n_worst; i++) {
+		char one[48];
+
+		snprintf(one, sizeof(one), "%s%u %s", i ? ", " : "; worst: ", s.worst[i].qpn,
+			 s.worst[i].state == MRC_QPS_ERROR ? "ERROR" : "ASSUMED_BAD EVs");
+		if (strlen(worst) + strlen(one) < sizeof(worst))
+			strcat(worst, one);
+	}
+	c = add(d, "QPs", s.in_error ? DR_WARN : DR_OK, "%u QPs, %u in ERROR, %u with "
+		"ASSUMED_BAD EVs (%llu EVs)%s", s.total, s.in_error, s.with_bad_evs,
+		(unsigned long long)s.bad_evs, worst);
+	if (s.in_error)
+		set_fix(c, "look at them: mrcctl qp show N; a QP in ERROR stays until its "
+			"owner destroys it");
+}
+
+/* Both from mrcd's maps; nothing to say when they are missing (see maps). */
+static void check_qps(struct doctor *d)
+{
+	static const enum mrc_pin used[] = { MRC_PIN_QP_OWNER, MRC_PIN_QP_EVS };
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	struct qp_table_maps m;
+	struct mrc_pins p;
+	struct qp_table t;
+
+	if (mrc_pins_open(&p, dir, used, 2, NULL, 0))
+		return;
+	m = (struct qp_table_maps){
+		.qps = p.fd[MRC_PIN_QPS], .qp_owner = p.fd[MRC_PIN_QP_OWNER],
+		.qp_evs = p.fd[MRC_PIN_QP_EVS], .ctx_owner = p.fd[MRC_PIN_CTX_OWNER],
+		.tx = -1, .rx = -1, .cc_view = -1, .qp_stats = -1,
+	};
+	if (!qp_table_read(&t, &m, QPT_LIVE, NULL, 0)) {
+		check_limits(d, &t);
+		check_qp_health(d, &t);
+	}
+	qp_table_free(&t);
+	mrc_pins_close(&p);
+}
+
+/* ---- 8. planes and their programs -------------------------------------- */
 
 static void read_oper(const char *ifname, char *buf, size_t len)
 {
@@ -638,7 +713,7 @@ static void check_planes(struct doctor *d)
 	}
 }
 
-/* ---- 8. tracefs -------------------------------------------------------- */
+/* ---- 9. tracefs -------------------------------------------------------- */
 
 static void check_tracefs(struct doctor *d)
 {
@@ -746,6 +821,7 @@ int doctor_run(const char *pin_dir, bool json, FILE *out, FILE *err)
 	check_privileges(d);
 	check_agent(d);
 	check_maps(d);
+	check_qps(d);
 	check_planes(d);
 	check_tracefs(d);
 

@@ -2,8 +2,11 @@
 /*
  * `mrcctl doctor`: checks of the host environment MRC-XDP needs, run in
  * mrcctl itself (no mrcd needed): kernel BTF, bpffs, libbpf and libxdp,
- * privileges, the agent's socket, the pinned maps, the planes with their
- * XDP and TC programs, and tracefs.
+ * privileges, the agent's socket, the pinned maps, the limits mrcd was
+ * started with against their use (a warning above 90% of --max-qps or
+ * --max-contexts), the QPs (in ERROR: a warning; with ASSUMED_BAD EVs:
+ * counted; the worst few named), the planes with their XDP and TC
+ * programs, and tracefs.
  *
  * Text: one line per check, `ok|WARN|FAIL  NAME: DETAIL`, and for WARN
  * and FAIL a second line `      fix: WHAT TO RUN`, then a summary line.

@@ -21,7 +21,6 @@
 #include <bpf/libbpf.h>
 
 #include "common/errmsg.h"
-#include "common/ev_state.h"
 #include "agent/probe_int.h"
 #include "agent/probe_net.h"
 
@@ -120,6 +119,7 @@ static void tick(struct probe_engine *pe)
 		if (pe->jobs[i])
 			pe_job_step(pe, pe->jobs[i]);
 	pe->budget = PE_PROBES_PER_TICK;
+	pe_walk_tick(pe);
 	pe_peers_tick(pe);
 	pe_scan_slots(pe, cand, &n_cand);
 	if (n_cand) {
@@ -208,15 +208,16 @@ void pe_process(struct probe_engine *pe, const struct pollfd *pfd, int n)
 /*
  * The maps the engine works on, each opened from the pin folder and
  * checked (user/common/pins.h): mrc_planes (addresses, DOWN flags),
- * mrc_qps, mrc_qp_evs and mrc_tx (mmapped), mrc_ev_profiles (event
- * masks), mrc_ctl_stats (events XDP lost), the ring mrc_ev_events, and
- * the two it writes: mrc_known_peers and mrc_probe_ports.
+ * mrc_qps, mrc_qp_owner (which QPs exist), mrc_qp_evs and mrc_tx
+ * (mmapped), mrc_ev_profiles (event masks), mrc_ctl_stats (events XDP
+ * lost), the ring mrc_ev_events, and the two it writes: mrc_known_peers
+ * and mrc_probe_ports. Sized by mrcd's limit, learned from the maps.
  */
 static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 {
 	static const enum mrc_pin used[] = {
-		MRC_PIN_PLANES, MRC_PIN_QPS, MRC_PIN_QP_EVS, MRC_PIN_TX,
-		MRC_PIN_EV_PROFILES, MRC_PIN_CTL_STATS, MRC_PIN_EV_EVENTS,
+		MRC_PIN_PLANES, MRC_PIN_QPS, MRC_PIN_QP_OWNER, MRC_PIN_QP_EVS,
+		MRC_PIN_TX, MRC_PIN_EV_PROFILES, MRC_PIN_CTL_STATS, MRC_PIN_EV_EVENTS,
 		MRC_PIN_KNOWN_PEERS, MRC_PIN_PROBE_PORTS,
 	};
 	void *p;
@@ -226,17 +227,52 @@ static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 			   sizeof(used) / sizeof(used[0]), err, errlen);
 	if (rc)
 		return rc;
-	pe->evs = ev_table_map(pe->pins.fd[MRC_PIN_QP_EVS]);
-	if (!pe->evs)
-		return fail(-1, err, errlen, "mapping the EV tables (mrc_qp_evs): %s%s",
-			    strerror(errno), errno == EPROTO ?
-			    " (pins of another build: mrcd --detach first)" : "");
-	pe->tx_map_len = sizeof(struct mrc_tx_state) * pe_n_slots(pe);
+	pe->max_qps = pe->pins.max_qps;
+	/* Read and written (compare-and-swap) in place, by XDP and libmrc too. */
+	pe->evs_map_len = sizeof(struct mrc_qp_evs) * (size_t)pe->max_qps;
+	p = mmap(NULL, pe->evs_map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pe->pins.fd[MRC_PIN_QP_EVS], 0);
+	if (p == MAP_FAILED)
+		return fail(-1, err, errlen, "mapping the EV tables (mrc_qp_evs): %s",
+			    strerror(errno));
+	pe->evs = p;
+	pe->tx_map_len = sizeof(struct mrc_tx_state) * (size_t)pe->max_qps;
 	p = mmap(NULL, pe->tx_map_len, PROT_READ, MAP_SHARED, pe->pins.fd[MRC_PIN_TX], 0);
 	if (p == MAP_FAILED)
 		return fail(-1, err, errlen, "mapping mrc_tx: %s", strerror(errno));
 	pe->tx = p;
 	return 0;
+}
+
+/* What the engine keeps per QP slot, max_qps of each (the limit is mrcd's). */
+static int alloc_per_qp(struct probe_engine *pe, char *err, size_t errlen)
+{
+	struct pe_peers *pp = &pe->peers;
+	size_t n = pe->max_qps;
+
+	pe->slots = calloc(n, sizeof(*pe->slots));
+	pp->seen_state = calloc(n, sizeof(*pp->seen_state));
+	pp->seen_gen = calloc(n, sizeof(*pp->seen_gen));
+	pp->n_addrs = calloc(n, sizeof(*pp->n_addrs));
+	pp->addrs = calloc(n, sizeof(*pp->addrs));
+	if (!pe->slots || !pp->seen_state || !pp->seen_gen || !pp->n_addrs ||
+	    !pp->addrs || pe_walk_open(pe))
+		return fail(-1, err, errlen, "out of memory for %u QPs", pe->max_qps);
+	return 0;
+}
+
+static void free_per_qp(struct probe_engine *pe)
+{
+	struct pe_peers *pp = &pe->peers;
+
+	for (uint32_t s = 0; pe->slots && s < pe->max_qps; s++)
+		free(pe->slots[s]);
+	free(pe->slots);
+	free(pp->seen_state);
+	free(pp->seen_gen);
+	free(pp->n_addrs);
+	free(pp->addrs);
+	pe_walk_close(pe);
 }
 
 /* Plane addresses as mrcd wrote them to mrc_planes, and their sockets. */
@@ -325,7 +361,8 @@ struct probe_engine *pe_open(const struct pe_setup *setup, char *err, size_t err
 	pe->now = mono_ns();
 	ev_log_init(&pe->log, pe->now);
 	if (alloc_buffers(pe, err, errlen) || open_maps(pe, err, errlen) ||
-	    open_timer(pe, err, errlen) || open_ring(pe, err, errlen))
+	    alloc_per_qp(pe, err, errlen) || open_timer(pe, err, errlen) ||
+	    open_ring(pe, err, errlen))
 		goto fail;
 	pe->link_fd = link_watch_open(err, errlen);
 	if (pe->link_fd < 0)
@@ -338,6 +375,7 @@ struct probe_engine *pe_open(const struct pe_setup *setup, char *err, size_t err
 			goto fail;
 	/* Before the first tick: peers and probe ports known to XDP at once. */
 	pe_peers_open(pe);
+	pe_walk_refresh(pe);
 	pe_peers_tick(pe);
 	return pe;
 fail:
@@ -362,13 +400,13 @@ void pe_close(struct probe_engine *pe)
 		close_fd(pe->planes[i].sock4);
 		close_fd(pe->planes[i].sock6);
 	}
-	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
-		free(pe->slots[s]);
+	free_per_qp(pe);
 	close_fd(pe->timer_fd);
 	close_fd(pe->link_fd);
 	close_fd(pe->ctl_fd);
 	ring_buffer__free(pe->ring);
-	ev_table_unmap(pe->evs, pe->pins.fd[MRC_PIN_QP_EVS]);
+	if (pe->evs)
+		munmap(pe->evs, pe->evs_map_len);
 	if (pe->tx)
 		munmap((void *)pe->tx, pe->tx_map_len);
 	mrc_pins_close(&pe->pins);
@@ -405,8 +443,11 @@ void pe_status(const struct probe_engine *pe, struct pe_status *st)
 	st->n_planes = pe->cfg.n_planes;
 	for (int i = 0; i < pe->cfg.n_planes; i++)
 		st->link_up[i] = pe->planes[i].up;
-	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
-		for (uint32_t i = 0; pe->slots[s] && i < pe->slots[s]->n_evs; i++)
-			st->bad_evs += pe->slots[s]->ev[i].known == KNOWN_BAD;
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		const struct pe_slot *s = pe->slots[pe->walk.slot[w]];
+
+		for (uint32_t i = 0; s && i < s->n_evs; i++)
+			st->bad_evs += s->ev[i].known == KNOWN_BAD;
+	}
 	memcpy(st->counters, pe->counters, sizeof(st->counters));
 }

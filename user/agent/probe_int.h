@@ -12,12 +12,20 @@
  *   probe_peers.c   who XDP serves endpoint messages for (mrc_known_peers,
  *                   mrc_probe_ports)
  *
+ *   probe_walk.c    which slots exist: the walk every tick goes over
+ *
  * Per QP slot the engine keeps what it knows of each EV (GOOD, ASSUMED_BAD
  * or DENIED) and the EV's probe state. It learns of slots from XDP's
- * events, from port status, and from a cheap look at every table's
- * `n_down` each tick; it forgets a slot when its QP leaves RTS or is
- * created anew (mrc_tx generation), both read from the mmapped mrc_tx.
- * mrc_qps (one syscall) is read only when a slot is first looked at.
+ * events, from port status, and from a cheap look at the `n_down` of
+ * every table in the walk each tick; it forgets a slot when its QP leaves
+ * RTS or is created anew (mrc_tx generation), both read from the mmapped
+ * mrc_tx. mrc_qps (one syscall) is read only when a slot is first looked at.
+ *
+ * The walk: the slots whose QP numbers are claimed in mrc_qp_owner (read
+ * in one batch every PE_WALK_REFRESH_TICKS ticks) and the slots the
+ * engine still holds something for. A tick costs O(QPs that exist), not
+ * O(mrcd --max-qps): a host sized for 65,536 QPs with ten in use looks at
+ * ten tables.
  */
 #ifndef MRC_PROBE_INT_H
 #define MRC_PROBE_INT_H
@@ -37,6 +45,8 @@
 #define PE_MASK_REFRESH_NS	(1000 * MS_NS)
 #define PE_MAX_CANDIDATES	4096
 #define ANNOUNCE_TIMES	3	/* a port status goes out 3 times */
+/* How often the walk learns of new QPs: every 10 ticks (20 ms). */
+#define PE_WALK_REFRESH_TICKS	10
 
 
 /* What the engine has reported about an EV. */
@@ -109,10 +119,13 @@ struct pe_known {
  * generation moves), and what mrc_known_peers and mrc_probe_ports hold,
  * sorted, so that a change writes only the difference.
  */
+typedef uint8_t pe_addrs_t[MRC_MAX_PEER_ADDRS][16];
+
 struct pe_peers {
-	uint32_t seen_state[MRC_MAX_QPS], seen_gen[MRC_MAX_QPS];
-	uint8_t n_addrs[MRC_MAX_QPS];
-	uint8_t addrs[MRC_MAX_QPS][MRC_MAX_PEER_ADDRS][16];
+	/* Per slot, max_qps of each (allocated by size). */
+	uint32_t *seen_state, *seen_gen;
+	uint8_t *n_addrs;
+	pe_addrs_t *addrs;
 	struct pe_known installed[MRC_MAX_KNOWN_PEERS];
 	struct pe_known want[MRC_MAX_KNOWN_PEERS];
 	int n_installed;
@@ -134,17 +147,29 @@ struct pe_fd {
 	struct pe_job *job;	/* FD_JOB */
 };
 
+/* The slots a tick goes over (probe_walk.c). */
+struct pe_walk {
+	uint32_t *slot;		/* [max_qps], n used */
+	uint32_t n;
+	uint8_t *in;		/* [max_qps]: 1 if the slot is in slot[] */
+	uint32_t *keys, *vals;	/* [max_qps]: mrc_qp_owner read in batch */
+	uint32_t ticks;		/* since the last refresh */
+};
+
 struct probe_engine {
 	struct pe_setup cfg;
+	uint32_t max_qps;	/* mrcd's limit, learned from the maps */
 	struct mrc_pins pins;	/* the maps the engine uses, its own fds */
 	struct pe_plane planes[MRC_MAX_PLANES_ABI];
 	int timer_fd, link_fd, ctl_fd;
 	uint16_t agent_port;
 	struct ring_buffer *ring;
 	struct mrc_qp_evs *evs;
+	size_t evs_map_len;
 	const struct mrc_tx_state *tx;
 	size_t tx_map_len;
-	struct pe_slot *slots[MRC_MAX_QPS];
+	struct pe_slot **slots;	/* [max_qps] */
+	struct pe_walk walk;
 	struct ev_log log;
 	uint64_t counters[PE_N_COUNTERS];
 	uint64_t best_rtt_ns;
@@ -166,7 +191,8 @@ __attribute__((format(printf, 3, 4)))
 
 /* An ASSUMED_BAD entry the scan found without an event. */
 struct candidate {
-	uint8_t slot, idx;
+	uint32_t slot;
+	uint16_t idx;
 };
 
 /* What the engine has to say (a plane's link, a map it cannot write). */
@@ -213,6 +239,17 @@ void pe_report_unreported(struct probe_engine *pe, const struct candidate *cand,
 int pe_on_ring_event(void *ctx, void *data, size_t size);
 void pe_drain_ring(struct probe_engine *pe);
 
+/* ---- probe_walk.c ------------------------------------------------------- */
+
+int pe_walk_open(struct probe_engine *pe);
+void pe_walk_close(struct probe_engine *pe);
+/* Learn of new QPs now (mrc_qp_owner), and let go of slots with nothing. */
+void pe_walk_refresh(struct probe_engine *pe);
+/* Each tick: a refresh every PE_WALK_REFRESH_TICKS. */
+void pe_walk_tick(struct probe_engine *pe);
+/* Make sure the slot is in the walk (a slot the engine starts following). */
+void pe_walk_add(struct probe_engine *pe, uint32_t slot);
+
 /* ---- probe_send.c ------------------------------------------------------- */
 
 void pe_on_demoted(struct probe_engine *pe, struct pe_slot *s, uint32_t idx);
@@ -256,14 +293,5 @@ void pe_job_step(struct probe_engine *pe, struct pe_job *job);
 void pe_job_packet(struct probe_engine *pe, const uint8_t src[16], uint8_t opcode,
 		   const struct mrc_eph *eph, void *arg);
 void pe_job_free(struct pe_job *job);
-
-/*
- * The QP slots the engine follows: its arrays hold MRC_MAX_QPS, the maps
- * mrcd's --max-qps (pins.max_qps); never past either.
- */
-static inline uint32_t pe_n_slots(const struct probe_engine *pe)
-{
-	return pe->pins.max_qps < MRC_MAX_QPS ? pe->pins.max_qps : MRC_MAX_QPS;
-}
 
 #endif

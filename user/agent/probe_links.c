@@ -44,7 +44,9 @@ static int port_status_dests(struct probe_engine *pe, uint8_t changed,
 {
 	int n = 0;
 
-	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
+	pe_walk_refresh(pe);	/* a QP created since the last tick counts too */
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t slot = pe->walk.slot[w];
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		for (int q = 1; s && q <= s->info.n_peer_addrs && q <= pe->cfg.n_planes; q++) {
@@ -117,7 +119,9 @@ static int demote_plane(struct probe_engine *pe, uint16_t plane, uint8_t reason,
 		PE_DEMOTIONS_PORT_DOWN : PE_DEMOTIONS_PEER_PORT_DOWN;
 	int matched = 0;
 
-	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
+	pe_walk_refresh(pe);	/* a QP created since the last tick counts too */
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t slot = pe->walk.slot[w];
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		if (!s || (peer && !pe_slot_has_peer(s, peer)))
@@ -136,7 +140,9 @@ static int probe_plane_now(struct probe_engine *pe, uint16_t plane, const uint8_
 {
 	int matched = 0;
 
-	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
+	pe_walk_refresh(pe);	/* a QP created since the last tick counts too */
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t slot = pe->walk.slot[w];
 		struct pe_slot *s = pe_slot_get(pe, slot);
 
 		if (!s || (peer && !pe_slot_has_peer(s, peer)))

@@ -83,7 +83,7 @@ void pe_peers_open(struct probe_engine *pe)
 {
 	struct pe_peers *pp = &pe->peers;
 
-	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
+	for (uint32_t s = 0; s < pe->max_qps; s++)
 		pp->seen_state[s] = pp->seen_gen[s] = NOT_SEEN;
 	read_installed(pe);
 	read_ports(pe);
@@ -135,9 +135,13 @@ static int build_want(struct probe_engine *pe)
 	struct pe_peers *pp = &pe->peers;
 	int n = 0, out = 0;
 
-	for (uint32_t s = 0; s < pe_n_slots(pe); s++)
+	/* Only walked slots ever get addresses (pe_peers_tick). */
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t s = pe->walk.slot[w];
+
 		for (int k = 0; k < pp->n_addrs[s]; k++)
 			n = add_want(pp, n, pp->addrs[s][k], MRC_KNOWN_QP);
+	}
 	for (int i = 0; i < pe->cfg.n_peers && i < PE_MAX_CONFIGURED_PEERS; i++)
 		n = add_want(pp, n, pe->cfg.peers[i], MRC_KNOWN_CONFIGURED);
 	for (int i = 0; i < PE_MAX_JOBS; i++)
@@ -266,7 +270,8 @@ void pe_peers_tick(struct probe_engine *pe)
 {
 	struct pe_peers *pp = &pe->peers;
 
-	for (uint32_t s = 0; s < pe_n_slots(pe); s++) {
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t s = pe->walk.slot[w];
 		uint32_t st = tx_state(pe, s), gen = tx_generation(pe, s);
 
 		if (st == pp->seen_state[s] && gen == pp->seen_gen[s])

@@ -51,6 +51,7 @@ static struct pe_slot *watch_slot(struct probe_engine *pe, uint32_t slot)
 		s->ev[i].known = st == MRC_EV_DENIED ? KNOWN_DENIED : KNOWN_GOOD;
 	}
 	pe->slots[slot] = s;
+	pe_walk_add(pe, slot);
 	return s;
 }
 
@@ -170,8 +171,8 @@ static void scan_slot(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
 
 		if (known == KNOWN_BAD && e->known != KNOWN_BAD) {
 			if (*n_cand < PE_MAX_CANDIDATES)
-				cand[(*n_cand)++] = (struct candidate){ (uint8_t)slot,
-									(uint8_t)idx };
+				cand[(*n_cand)++] = (struct candidate){ slot,
+									(uint16_t)idx };
 		} else if (known == KNOWN_BAD) {
 			pe_probe_step(pe, slot, s, idx, w);
 		} else if (e->known != known) {
@@ -213,7 +214,8 @@ void pe_report_unreported(struct probe_engine *pe, const struct candidate *cand,
 /* Which slots deserve a look this tick, and the look. */
 void pe_scan_slots(struct probe_engine *pe, struct candidate *cand, int *n_cand)
 {
-	for (uint32_t slot = 0; slot < pe_n_slots(pe); slot++) {
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		uint32_t slot = pe->walk.slot[w];
 		uint32_t down = __atomic_load_n(&pe->evs[slot].n_down, __ATOMIC_ACQUIRE);
 		struct pe_slot *s = pe->slots[slot];
 
@@ -248,7 +250,7 @@ int pe_on_ring_event(void *ctx, void *data, size_t size)
 	struct pe_slot *s;
 	struct ev_record r;
 
-	if (size < sizeof(*x) || !x->qpn || x->qpn > pe_n_slots(pe))
+	if (size < sizeof(*x) || !x->qpn || x->qpn > pe->max_qps)
 		return 0;
 	slot = mrc_qpn_to_slot(x->qpn);
 	s = pe_slot_get(pe, slot);

@@ -114,10 +114,21 @@ int pe_send_ep(struct probe_engine *pe, int fd, const uint8_t dst[16],
 	return 0;
 }
 
-/* req_id of an automatic probe: slot, entry and a tag against stale answers. */
+/*
+ * req_id of an automatic probe: slot (16 bits: up to MRC_QPS_LIMIT QPs),
+ * entry (8 bits: MRC_MAX_EVS) and the low 8 bits of a tag against stale
+ * answers (an answer counts only from the probed peer, for the EV probed,
+ * so the tag only has to tell the last few probes of an entry apart).
+ */
+#define REQ_SLOT(id)	((id) >> 16)
+#define REQ_IDX(id)	(((id) >> 8) & 0xff)
+#define REQ_TAG(id)	((id) & 0xff)
+_Static_assert(MRC_QPS_LIMIT <= 1 << 16 && MRC_MAX_EVS <= 1 << 8,
+	       "a probe's req_id holds a slot in 16 bits and an entry in 8");
+
 static uint32_t probe_req_id(uint32_t slot, uint32_t idx, uint16_t tag)
 {
-	return slot << 24 | idx << 16 | tag;
+	return slot << 16 | idx << 8 | (tag & 0xff);
 }
 
 static int send_ev_probe(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
@@ -202,12 +213,13 @@ static bool probed_address(struct probe_engine *pe, uint32_t slot,
 void pe_on_probe_answer(struct probe_engine *pe, const uint8_t src[16],
 			const struct mrc_eph *eph)
 {
-	uint32_t slot = eph->req_id >> 24, idx = (eph->req_id >> 16) & 0xff;
-	struct pe_slot *s = pe->slots[slot];
+	uint32_t slot = REQ_SLOT(eph->req_id), idx = REQ_IDX(eph->req_id);
+	/* The answer comes from the network: its slot is checked like any input. */
+	struct pe_slot *s = slot < pe->max_qps ? pe->slots[slot] : NULL;
 	struct pe_ev *e;
 
 	if (!s || idx >= s->n_evs || !s->ev[idx].sent_ns ||
-	    s->ev[idx].tag != (eph->req_id & 0xffff) ||
+	    (s->ev[idx].tag & 0xff) != REQ_TAG(eph->req_id) ||
 	    pe->evs[slot].ev[idx].ev != eph->ev) {
 		pe->counters[PE_PROBE_ANSWERS_STALE]++;
 		return;
