@@ -58,6 +58,10 @@
 #define MAX_ITERS		UINT32_MAX
 #define MAX_TIMEOUT_S		86400
 #define MAX_SIZES		40	/* a 1..1g sweep has 31 */
+#define MAX_QPS			65536	/* --qps; MRC_QPS_LIMIT, mrcd's largest */
+#define MAX_HOSTS		256	/* client: servers in HOST,HOST,... */
+#define MAX_CQE			(1 << 20)	/* mrc_create_cq()'s limit */
+#define MAX_SESSIONS		1024	/* server: clients served at once */
 
 /* QP attribute ranges, from the comments of struct mrc_qp_attr. */
 #define ACK_TIMEOUT_MIN		1	/* 0 means "no ACK timer": it could hang */
@@ -123,6 +127,7 @@ struct opts {
 	uint32_t timeout_s;
 	uint32_t idle_s;		/* client: connected, idle this long; 0 = a run */
 	uint32_t linger_s;		/* client: idle, connected, before DONE */
+	uint32_t n_qps;			/* client: --qps; 0 = one QP, the classic client */
 };
 
 /* Parse the command line into `o`; usage errors and --help exit. */
@@ -213,5 +218,6 @@ void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt);
 
 int run_client(const struct opts *o);	/* client.c */
 int run_server(const struct opts *o);	/* server.c */
+int run_multi_client(const struct opts *o);	/* multi.c: --qps, HOST,HOST */
 
 #endif /* MRC_PERF_H */
