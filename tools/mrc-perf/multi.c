@@ -482,7 +482,7 @@ int run_multi_client(const struct opts *o)
 	}
 	if (!mc_init(c, o) && !mc_setup(c)) {
 		c->started = true;
-		if (!mc_run_sizes(c))
+		if (!mc_run_sizes(c) && !mc_linger(c))
 			mc_done(c);
 	}
 	mc_sum_counters(c);

@@ -272,6 +272,28 @@ int mc_run_sizes(struct mclient *c)
 	return 0;
 }
 
+/*
+ * --linger-s: after the last WRITE, every QP connected and idle, the CQ
+ * polled as an idle application must; the servers' sockets peeked at now
+ * and then (one may fail). What a measurement of the QPs at rest reads.
+ */
+int mc_linger(struct mclient *c)
+{
+	uint64_t end = now_ns() + (uint64_t)c->o->linger_s * NSEC_PER_SEC;
+	unsigned int spins = 0;
+
+	if (!c->o->linger_s)
+		return 0;
+	report("linger for %u s", c->o->linger_s);
+	while (!stop_requested && now_ns() < end) {
+		if (mc_progress_idle(c) || mc_check_alive(c, "lingering"))
+			return -1;
+		if (++spins % CTL_PEEK_EVERY == 0 && mc_check_servers(c))
+			return -1;
+	}
+	return 0;
+}
+
 /* DONE to every server: each saw every immediate of its QPs, in order. */
 int mc_done(struct mclient *c)
 {

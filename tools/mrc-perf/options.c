@@ -57,7 +57,7 @@ static const char usage_text[] =
 "                  --depth apply to each QP; --json adds qps, servers,\n"
 "                  setup_seconds (create and connect until all are RTS),\n"
 "                  qps_in_error, qps_verify_failed; gbps is the aggregate.\n"
-"                  Not with --idle, --linger-s, --cc-timeline. Exit 1 with\n"
+"                  Not with --idle, --cc-timeline. Exit 1 with\n"
 "                  a clear message when a host runs out of QPs (ENOSPC)\n"
 "  --size BYTES    WRITE size, k/m/g suffixes, 1..1g (default 65536)\n"
 "  --sweep MIN:MAX every power of two from MIN to MAX, both included\n"
@@ -331,9 +331,9 @@ static void check_many_qps(const struct opts *o)
 			    o->n_qps, hosts);
 	if (!o->n_qps)
 		usage_error("client: several hosts need --qps N (at least %u)", hosts);
-	if (o->idle_s || o->linger_s || o->cc_timeline)
-		usage_error("--qps and HOST lists exclude --idle, --linger-s and "
-			    "--cc-timeline (one QP's views)");
+	if (o->idle_s || o->cc_timeline)
+		usage_error("--qps and HOST lists exclude --idle and --cc-timeline "
+			    "(one QP's views)");
 }
 
 void parse_args(int argc, char **argv, struct opts *o)
