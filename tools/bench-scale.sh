@@ -117,6 +117,7 @@ scale_point() {
 
 scale_section() {
 	local lab=bsc$$ limit req n ran=()
+	SCALE_LAB=$lab	# bench's cleanup takes it down should we die
 	SOUT=$OUT/scale
 	rm -rf "$SOUT"
 	mkdir -p "$SOUT"
@@ -149,6 +150,7 @@ scale_section() {
 	sysctl -q kernel.bpf_stats_enabled="$STATS_WAS"
 	STATS_WAS=
 	"$LAB_CMD" down --name "$lab" >> "$LOG" 2>&1
+	SCALE_LAB=
 	jq -s -c --argjson req "$(printf '%s\n' "${SCALE_QPS[@]}" | jq -s -c .)" \
 		--argjson limit "${limit:-null}" --argjson size "$SCALE_SIZE" --argjson total "$SCALE_BYTES" '
 		. as $P | def col(k): [$P[] | .[k]];
@@ -168,6 +170,18 @@ scale_section() {
 		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1 from the client start to its last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS (docs/PERFORMANCE.md)"}' \
 		"$SOUT/points.jsonl" > "$OUT/scale.json" 2>> "$LOG" || echo null > "$OUT/scale.json"
 	jq -e '.verified' "$OUT/scale.json" > /dev/null 2>&1 || SECTION_FAILED=1
+}
+
+# Lines for bench's table formatter ("#TITLE", tab-separated rows, "@@").
+scale_table() {
+	jq -r 'def f: if . == null then "-" elif type == "number" then (. * 100 | round / 100 | tostring) else tostring end;
+	  .scale as $S | if $S == null then empty else
+	    "#== scale: one client h1 -> h2 with N QPs\(if $S.capped_at then " (asked \($S.qps_requested | map(tostring) | join(", ")); mrcd allows \($S.capped_at))" else "" end), ns/DATA 4096/1: \($S.ns_per_packet_4096_over_1 | f)",
+	    (["QPs", "map MiB", "ns/DATA", "ns/SACK", "Gb/s", "set-up s", "verified"] | @tsv),
+	    ($S.points[] | [(.qps | f), (if .map_bytes then .map_bytes / 1048576 else null end | f),
+	      (.ns_per_data_packet | f), (.ns_per_sack | f), (.goodput_gbps | f), (.setup_seconds | f),
+	      (.verified | f)] | @tsv),
+	    "@@" end' "$1"
 }
 
 # scale.png: ns per DATA packet and per SACK, and map MiB, against QPs (log x).

@@ -17,7 +17,7 @@
 
 Q=${SCALE_Q:-4}
 SIZE=${SCALE_SIZE:-16k}
-ITERS=${SCALE_ITERS:-300}
+ITERS=${SCALE_ITERS:-800}
 HOSTS=8 PLANES=4
 RUN_TIMEOUT_S=240			# every client's --timeout-s
 FAULT_AFTER_S=1 FAULT_FOR_S=2		# blackhole from 1 s into the run, for 2 s

@@ -77,10 +77,28 @@ static struct mqp *mc_qp_of_num(struct mclient *c, uint32_t qpn)
 	return NULL;
 }
 
-/* Nothing is in flight, but libmrc only progresses in mrc_poll_cq(). */
-int mc_progress_idle(struct mclient *c)
+/* Async events: the QP they name is in error. */
+void mc_drain_async(struct mclient *c)
 {
 	struct mrc_async_event ev;
+	struct mqp *q;
+	int i;
+
+	for (i = 0; i < ASYNC_DRAIN_MAX && mrc_get_async_event(c->ctx, &ev) == 0; i++) {
+		q = mc_qp_of_num(c, ev.qp_num);
+		if (q)
+			mc_qp_failed(c, q, "%s: %s", async_event_name(ev.type),
+				     status_str(ev.status));
+	}
+}
+
+/*
+ * Nothing is in flight, but libmrc only progresses in mrc_poll_cq(); a
+ * completion now can only be a late failure. Never in the data phase: it
+ * would swallow the WRITEs' completions.
+ */
+int mc_progress_idle(struct mclient *c)
+{
 	struct mrc_wc wc[POLL_BATCH];
 	struct mqp *q;
 	int i, n;
@@ -95,12 +113,7 @@ int mc_progress_idle(struct mclient *c)
 		    (q = mc_qp_of_num(c, wc[i].qp_num)))
 			mc_qp_failed(c, q, "WRITE failed: %s (late completion)",
 				     status_str(wc[i].status));
-	for (i = 0; i < ASYNC_DRAIN_MAX && mrc_get_async_event(c->ctx, &ev) == 0; i++) {
-		q = mc_qp_of_num(c, ev.qp_num);
-		if (q)
-			mc_qp_failed(c, q, "%s: %s", async_event_name(ev.type),
-				     status_str(ev.status));
-	}
+	mc_drain_async(c);
 	return 0;
 }
 

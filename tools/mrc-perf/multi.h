@@ -79,6 +79,7 @@ int mc_check_alive(struct mclient *c, const char *while_doing);
 int mc_await(struct mclient *c, struct mpeer *p, uint16_t type, struct ctl_msg *m,
 	     const char *while_doing);
 int mc_progress_idle(struct mclient *c);
+void mc_drain_async(struct mclient *c);
 void mc_qp_failed(struct mclient *c, struct mqp *q, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

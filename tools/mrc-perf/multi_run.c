@@ -168,10 +168,11 @@ static int mc_write_size(struct mclient *c, uint64_t size, uint64_t ops,
 		now = n ? now_ns() : 0;
 		for (k = 0; k < n; k++)
 			mc_complete(c, &wc[k], now);
-		if (++spins % CHECK_EVERY == 0 &&
-		    (mc_check_alive(c, "WRITEs were in flight") || mc_check_servers(c) ||
-		     mc_progress_idle(c)))
-			return -1;
+		if (++spins % CHECK_EVERY == 0) {
+			if (mc_check_alive(c, "WRITEs were in flight") || mc_check_servers(c))
+				return -1;
+			mc_drain_async(c);
+		}
 	}
 	elapsed = now_ns() - start;
 	for (i = 0; i < c->n_qps; i++)
