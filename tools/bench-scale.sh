@@ -109,7 +109,8 @@ scale_point() {
 		   ns_per_sack: per($a1; $b1), sacks: (if $a1 and $b1 then $a1.cnt - $b1.cnt else null end),
 		   goodput_gbps: ($C.gbps // null), setup_seconds: ($C.setup_seconds // null),
 		   verified: ($C.verified == true and $C.qps_in_error == 0), qps_in_error: ($C.qps_in_error // null),
-		   bytes: ($C.bytes // null), error: ($C.error // "no JSON from the client")}' \
+		   bytes: ($C.bytes // null),
+		   error: (if $c[0] == null then "no JSON from the client" else $C.error end)}' \
 		>> "$SOUT/points.jsonl" 2>> "$LOG" ||
 		echo "{\"qps\": $n, \"requested\": $req, \"verified\": false, \"error\": \"no result\"}" >> "$SOUT/points.jsonl"
 	say "    $(tail -n 1 "$SOUT/points.jsonl" | jq -r '"map \(.map_bytes) B, \(.ns_per_data_packet) ns/DATA, \(.ns_per_sack) ns/SACK, \(.goodput_gbps) Gb/s, set-up \(.setup_seconds) s, verified \(.verified)\(if .error then ": " + .error else "" end)"')"
@@ -197,7 +198,7 @@ scale_plot() {
 		echo "set title 'bench: scale, one client h1 -> h2 with N QPs ($(date -u +%F))'"
 		echo "set logscale x 2; set xlabel 'QPs'; set grid"
 		echo "set ylabel 'BPF ns per packet'; set y2label 'map MiB (h2 mrcd)'"
-		echo "set ytics nomirror; set y2tics; set yrange [0:*]; set y2range [0:*]; set key top left"
+		echo "set ytics nomirror; set y2tics; set yrange [0:*]; set y2range [0:*]; set key center right"
 		echo "plot '$OUT/scale.dat' using 1:2 with linespoints title 'ns / DATA (h2 XDP)', \\"
 		echo "     '' using 1:3 with linespoints title 'ns / SACK (h1 XDP)', \\"
 		echo "     '' using 1:4 axes x1y2 with linespoints title 'map MiB'"
