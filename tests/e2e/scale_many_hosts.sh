@@ -5,7 +5,9 @@
 # WRITEs verified region by region, while a spine (plane 1, spine 1) is
 # blackholed mid-run and cleared again. Every client must end verified with
 # no QP in error, every server session without an error and with every byte
-# placed, and mrcctl must show no QP in ERROR while the QPs are up.
+# placed, and mrcctl must show no QP in ERROR while the QPs are up. Then
+# one client asks for one QP more than its host allows: a clear error
+# (ENOSPC, "out of QP numbers"), exit 1.
 #
 # Q is 64 in the end (3,584 QPs in all, 896 on each host: 448 client and
 # 448 server QPs); mrcd's build default allows 256 QPs and 64 processes per
@@ -14,6 +16,7 @@
 # CPU cores run all 8 hosts, so the data stays modest: Q * 7 * ITERS *
 # SIZE per client.
 . "$(dirname "$0")/lib.sh"
+jqt() { jq -e "$@" > /dev/null; }
 
 Q=${SCALE_Q:-4}
 SIZE=${SCALE_SIZE:-16k}
@@ -147,4 +150,24 @@ begin scale.fault_was_felt
 # The blackholed spine dropped packets of the run: the fault was real.
 check "the run's clients retransmitted what the dark spine ate" \
 	between "$(cat "$tmp"/client*.json | jq -s '[.[].tx_retransmits] | add')" 1 1000000000
+end
+
+# More QPs than the host allows: a clear error naming the limit, exit 1,
+# never a silent reuse. The limit is what h1's mrcd sized mrc_qps for.
+begin scale.out_of_qps_is_a_clear_error
+limit=$(lab exec h1 bpftool -j map show pinned /sys/fs/bpf/mrc/mrc_qps 2>/dev/null | jq -r '.max_entries // empty')
+check "h1's mrc_qps has a size" test -n "$limit"
+if [ -n "$limit" ]; then
+	"$LAB_CMD" exec --name "$LAB" h2 "$PERF" server --port $PORT --once \
+		> /dev/null 2> "$tmp/enospc_server.err" &
+	BG_PIDS+=($!)
+	sleep 0.3
+	lab exec h1 "$PERF" client "$(lab addr h2 1)" --port $PORT --qps $((limit + 1)) \
+		--size 4k --iters 1 --json --timeout-s 120 > "$tmp/enospc.json" 2> "$tmp/enospc.err"
+	check "exit status 1" eq "$?" 1
+	check "it says the host is out of QP numbers (ENOSPC)" \
+		grep -q "out of QP numbers.*ENOSPC" "$tmp/enospc.err"
+	check "the JSON error says so too" \
+		jqt '.error | test("out of QP numbers")' "$tmp/enospc.json"
+fi
 end
