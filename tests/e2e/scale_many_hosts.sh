@@ -26,6 +26,26 @@ RUN_TIMEOUT_S=240			# every client's --timeout-s
 FAULT_AFTER_S=1 FAULT_FOR_S=2		# blackhole from 1 s into the run, for 2 s
 PORT=18600
 
+# Usage errors of --qps and HOST lists: exit 2 with the reason, no lab needed.
+usage_fails() { # WHAT ARGS...: mrc-perf ARGS exits 2, its stderr naming WHAT
+	local what=$1 err
+	shift
+	err=$("$PERF" "$@" 2>&1 > /dev/null)
+	local rc=$?
+	[ "$rc" -eq 2 ] && grep -q -- "$what" <<< "$err" && return 0
+	echo "    exit $rc: $err" >&2
+	return 1
+}
+begin scale.usage
+check "--qps 0" usage_fails "--qps: 0 is out of range" client 198.18.1.2 --qps 0
+check "--qps above 65536" usage_fails "out of range (1..65536)" client 198.18.1.2 --qps 65537
+check "fewer QPs than hosts" usage_fails "fewer QPs than the 3 hosts" client a,b,c --qps 2
+check "an empty name in the list" usage_fails "empty name" client a,,b --qps 4
+check "a list without --qps" usage_fails "need --qps" client a,b
+check "--qps with --idle" usage_fails "exclude --idle" client a --qps 4 --idle 5
+check "--qps is no server option" usage_fails "not an option of 'server'" server --qps 4
+end
+
 LAB_PREFIX=sm lab_up --hosts $HOSTS --planes $PLANES
 tmp=$(mktemp -d)
 trap 'lab_cleanup; [ -z "${MRC_KEEP_TMP:-}" ] || cp -r "$tmp" "$MRC_KEEP_TMP"; rm -rf "$tmp"' EXIT
