@@ -16,7 +16,10 @@
  *   sweep.c       the client's data phase: sizes, WRITEs, --verify
  *   cc.c          the client's congestion window: "cc", --cc-timeline
  *   report.c      the client's text and JSON output
- *   server.c      the server: accept, one session per client
+ *   multi.h, multi.c, multi_run.c  the many-QP client (--qps, HOST,HOST):
+ *                 set-up over several servers, data phase, output
+ *   session.h, session.c  the server's side of one client: its N QPs
+ *   server.c      the server: accept, many sessions at once, round robin
  *
  * The program's one clock, now_ns() (CLOCK_MONOTONIC ns), is here, inline:
  * the data path reads it for every WRITE.
