@@ -172,10 +172,15 @@ static bool server_any_serving(const struct server *srv)
 /* The loop: accept, a turn for every session, events, the ended ones. */
 static int server_loop(struct server *srv)
 {
+	bool serving;
 	int i;
 
 	for (;;) {
-		if (server_accept(srv, !server_any_serving(srv)))
+		/* While QPs need the CQ polled, accept() (a system call) only
+		 * every few turns. */
+		serving = server_any_serving(srv);
+		if ((!serving || srv->spins % CTL_PEEK_EVERY == 0) &&
+		    server_accept(srv, !serving))
 			return EXIT_RUNTIME;
 		for (i = 0; i < srv->n; i++)
 			session_step(srv->sessions[i]);
