@@ -107,6 +107,8 @@ scale_point() {
 		| {qps: $n, requested: $req, map_bytes: $mb,
 		   ns_per_data_packet: per($a2; $b2), data_packets: (if $a2 and $b2 then $a2.cnt - $b2.cnt else null end),
 		   ns_per_sack: per($a1; $b1), sacks: (if $a1 and $b1 then $a1.cnt - $b1.cnt else null end),
+		   sack_ns_per_data_packet: (if $a1 and $b1 and $a2 and $b2 and ($a2.cnt - $b2.cnt) > 0
+			then (($a1.time - $b1.time) / ($a2.cnt - $b2.cnt) * 10 | round / 10) else null end),
 		   goodput_gbps: ($C.gbps // null), setup_seconds: ($C.setup_seconds // null),
 		   verified: ($C.verified == true and $C.qps_in_error == 0), qps_in_error: ($C.qps_in_error // null),
 		   bytes: ($C.bytes // null),
