@@ -10,9 +10,10 @@
 #                       the QPs are up (the client lingers after its WRITEs)
 #   ns_per_data_packet  h2's mrc_xdp_rx (XDP on h2's plane interfaces: the
 #                       DATA it receives): run_time_ns / run_cnt deltas
+#                       from every QP up (set-up's path probes excluded)
 #   ns_per_sack         h1's mrc_xdp_rx (the SACKs h1 receives), the same
-#                       (kernel.bpf_stats_enabled=1 from the client's start
-#                       to the end of its last WRITE)
+#                       (kernel.bpf_stats_enabled=1; from the client's "up
+#                       in" line to its "linger for" line: the data phase)
 #   goodput_gbps        the client's aggregate gbps over all its QPs
 #   setup_seconds       the client's: first HELLO until every QP is RTS
 # QP counts above what mrcd allows (the max_entries of h2's mrc_qps) run
@@ -65,9 +66,21 @@ scale_qp_limit() {
 	[ -n "$f" ] && bpftool -j map show pinned "$f" 2>/dev/null | jq -r '.max_entries // empty'
 }
 
+# scale_wait_line FILE TEXT PID: until FILE has TEXT, PID ends, or the
+# section's timeout.
+scale_wait_line() {
+	local i
+	for ((i = 0; i < SCALE_TIMEOUT_S * 10; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # scale_point LAB N REQUESTED: one run of N QPs; a JSON line into $SOUT/points.jsonl.
 scale_point() {
-	local lab=$1 n=$2 req=$3 h2 iters cpid spid i b1 a1 b2 a2 ids1 ids2 mb=null
+	local lab=$1 n=$2 req=$3 h2 iters cpid spid b1 a1 b2 a2 ids1 ids2 mb=null
 	local cj=$SOUT/client$n.json ce=$SOUT/client$n.err port=$((SCALE_PORT + n % 1000))
 	h2=$("$LAB_CMD" addr --name "$lab" h2 1)
 	# The same bytes in all (SCALE_BYTES) whatever N, at least one WRITE a QP.
@@ -80,18 +93,18 @@ scale_point() {
 	PIDS+=("$spid")
 	sleep 0.3
 	ids1=$(scale_xdp_ids "$lab" h1) ids2=$(scale_xdp_ids "$lab" h2)
-	b1=$(scale_prog_stats "$ids1") b2=$(scale_prog_stats "$ids2")
 	"$LAB_CMD" exec --name "$lab" h1 -- "$PERF" client "$h2" --port "$port" --qps "$n" \
 		--size "$SCALE_SIZE" --iters "$iters" --verify --json --linger-s "$SCALE_LINGER_S" \
 		--timeout-s "$SCALE_TIMEOUT_S" > "$cj" 2> "$ce" &
 	cpid=$!
 	PIDS+=("$cpid")
+	# The stats start when every QP is up: set-up's path probes (one per
+	# EV of every QP) are not DATA. The client's WRITEs follow a BEGIN
+	# round trip later.
+	scale_wait_line "$ce" " up in " "$cpid"
+	b1=$(scale_prog_stats "$ids1") b2=$(scale_prog_stats "$ids2")
 	# The last WRITE completed when the client starts to linger.
-	for ((i = 0; i < SCALE_TIMEOUT_S * 10; i++)); do
-		grep -q "linger for" "$ce" 2>/dev/null && break
-		kill -0 "$cpid" 2>/dev/null || break
-		sleep 0.1
-	done
+	scale_wait_line "$ce" "linger for" "$cpid"
 	a1=$(scale_prog_stats "$ids1") a2=$(scale_prog_stats "$ids2")
 	grep -q "linger for" "$ce" 2>/dev/null && mb=$(scale_map_bytes "$lab" h2)
 	wait_pid "$cpid" $((SCALE_TIMEOUT_S + 10)) >> "$LOG" 2>&1
@@ -111,7 +124,7 @@ scale_point() {
 			then (($a1.time - $b1.time) / ($a2.cnt - $b2.cnt) * 10 | round / 10) else null end),
 		   goodput_gbps: ($C.gbps // null), setup_seconds: ($C.setup_seconds // null),
 		   verified: ($C.verified == true and $C.qps_in_error == 0), qps_in_error: ($C.qps_in_error // null),
-		   bytes: ($C.bytes // null),
+		   bytes: ($C.bytes // null), client_tx_packets: ($C.tx_packets // null),
 		   error: (if $c[0] == null then "no JSON from the client" else $C.error end)}' \
 		>> "$SOUT/points.jsonl" 2>> "$LOG" ||
 		echo "{\"qps\": $n, \"requested\": $req, \"verified\": false, \"error\": \"no result\"}" >> "$SOUT/points.jsonl"
@@ -170,7 +183,7 @@ scale_section() {
 			then (at(4096; "ns_per_sack") / at(1; "ns_per_sack") * 100 | round / 100) else null end),
 		 config: {write_size: $size, bytes_per_point: $total, lab: "2 hosts, 4 planes x 2 spines, MTU 9000",
 			client: "one mrc-perf client on h1 (--qps N, --verify), one server on h2"},
-		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1 from the client start to its last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS (docs/PERFORMANCE.md)"}' \
+		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1, deltas from every QP up to the last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS (docs/PERFORMANCE.md)"}' \
 		"$SOUT/points.jsonl" > "$OUT/scale.json" 2>> "$LOG" || echo null > "$OUT/scale.json"
 	jq -e '.verified' "$OUT/scale.json" > /dev/null 2>&1 || SECTION_FAILED=1
 }
