@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/bench --smoke: the benchmark runs end to end (its own lab, 4 planes,
 # goodput CPU-bound and rate-limited, the BPF run-time stats, a 4 KiB
-# sweep, the contended, idle and limit sections) and writes a results.json
+# sweep, the contended, idle, limit and scale sections) and writes a results.json
 # with the headline keys as numbers, every transfer verified; a section
 # left out gives null keys, never a made-up number.
 # Only that: performance is measured by benchmarks, never asserted in tests.
@@ -67,6 +67,22 @@ check "cpu: total = sender + receiver + softirq" \
 	jqt '.cpu.cpu_bound_4_planes.mrc | (.sender_cpu_s_per_gb + .receiver_cpu_s_per_gb + .softirq_s_per_gb - .total_cpu_s_per_gb | fabs) < 0.02' "$J"
 end
 
+# Issue 17's scale section: --smoke runs 1 and 64 QPs (tools/bench-scale.sh).
+begin bench_smoke_scale
+check "scale.png" test -s "$tmp/scale.png"
+check "the table '== scale' was printed" grep -q "== scale" "$tmp/stdout"
+check "scale: qps [1, 64] ran" jqt '.scale.qps == [1, 64]' "$J"
+for k in map_bytes ns_per_data_packet ns_per_sack goodput_gbps setup_seconds; do
+	check "scale.$k: one number per point" \
+		jqt --arg k "$k" '.scale as $s | ($s[$k] | length) == ($s.qps | length) and all($s[$k][]; type == "number" and . > 0)' "$J"
+done
+check "scale: every point verified" jqt '.scale.verified == true' "$J"
+check "headline.scale_ns_per_packet_4096_over_1 is there, a number or null" \
+	jqt '.headline | has("scale_ns_per_packet_4096_over_1") and (.scale_ns_per_packet_4096_over_1 | type == "number" or . == null)' "$J"
+check "scale: the 4096 point was not asked for, so the ratio is null" \
+	jqt '.headline.scale_ns_per_packet_4096_over_1 == null' "$J"
+end
+
 # The same results without the idle, contended and limit sections (as
 # `--only goodput,cpu` would give): their keys are null, the rest stays.
 begin bench_smoke_skipped_sections_are_null
@@ -78,6 +94,10 @@ done
 "$ROOT/tools/bench" --report --out "$skip" > /dev/null 2>&1
 check "bench --report exit 0" eq "$?" 0
 check "the sections are null" jqt '.idle == null and .contended == null and .limit == null' "$skip/results.json"
+rm -f "$skip/scale.json"
+"$ROOT/tools/bench" --report --out "$skip" > /dev/null 2>&1
+check "without scale.json: scale null, its headline key null" \
+	jqt '.scale == null and (.headline | has("scale_ns_per_packet_4096_over_1")) and .headline.scale_ns_per_packet_4096_over_1 == null' "$skip/results.json"
 for k in contended_goodput_vs_capacity contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent \
 	idle_server_cpu_percent goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc; do
 	check "headline.$k null" jqt --arg k "$k" '.headline | has($k) and .[$k] == null' "$skip/results.json"

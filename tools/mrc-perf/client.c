@@ -410,12 +410,26 @@ static void client_cleanup(struct client *c)
 	cc_view_close(&c->cc);
 }
 
+/* Create the QP and bring it up with the server's: setup_seconds. */
+static int client_setup_qp(struct client *c)
+{
+	uint64_t start = now_ns();
+
+	if (client_create_resources(c) || client_hello(c) || client_exchange(c) ||
+	    client_bring_up_qp(c))
+		return -1;
+	c->setup_seconds = (double)(now_ns() - start) / 1e9;
+	return 0;
+}
+
 int run_client(const struct opts *o)
 {
 	struct client *c;
 	char why[ERR_LEN];
 	int ret;
 
+	if (o->n_qps || strchr(o->host, ','))
+		return run_multi_client(o);
 	/* A FILE we cannot write is a mistake on the command line. */
 	if (o->cc_timeline &&
 	    timeline_write(o->cc_timeline, &client_cc_timeline, why, sizeof(why))) {
@@ -428,8 +442,7 @@ int run_client(const struct opts *o)
 		return EXIT_RUNTIME;
 	}
 	if (!client_init(c, o) && !client_connect(c) &&
-	    !client_create_resources(c) && !client_hello(c) &&
-	    !client_exchange(c) && !client_bring_up_qp(c)) {
+	    !client_setup_qp(c)) {
 		c->started = true;
 		if (!(c->o->idle_s ? client_idle(c) : client_run_sizes(c))) {
 			cc_timeline_end(c);

@@ -58,6 +58,8 @@ struct client {
 	int n_results;
 	int n_verified;
 	bool started;			/* the data phase began: print totals */
+	bool qp_failed;			/* a WRITE failed: "qps_in_error": 1 */
+	double setup_seconds;		/* QP created .. RTS */
 	char error[ERR_LEN];
 
 	/* The QP's congestion window, from the pinned maps (agent/cc_view.h). */
@@ -87,6 +89,8 @@ int client_await(struct client *c, uint16_t type, struct ctl_msg *m,
 /* ---- sweep.c: the data phase ---- */
 
 int plan_sizes(uint64_t min, uint64_t max, uint64_t *sizes);
+/* WRITEs of one size: --iters, or --bytes / size (at least 1). */
+uint64_t ops_for_size(const struct opts *o, uint64_t size);
 int client_run_sizes(struct client *c);
 int client_check_imm_flags(struct client *c, const struct ctl_msg *m);
 

@@ -48,6 +48,7 @@ static void ctl_encode(const struct ctl_msg *m, struct ctl_wire *w)
 	w->checksum = htobe64(m->checksum);
 	w->depth = htonl(m->depth);
 	w->timeout_s = htonl(m->timeout_s);
+	w->n_qps = htonl(m->n_qps);
 	w->ack_timeout = m->ack_timeout;
 	w->retry_cnt = m->retry_cnt;
 	w->exp_retry_cnt = m->exp_retry_cnt;
@@ -77,6 +78,7 @@ static int ctl_decode(const uint8_t *buf, struct ctl_msg *m)
 	m->checksum = be64toh(w.checksum);
 	m->depth = ntohl(w.depth);
 	m->timeout_s = ntohl(w.timeout_s);
+	m->n_qps = ntohl(w.n_qps);
 	m->ack_timeout = w.ack_timeout;
 	m->retry_cnt = w.retry_cnt;
 	m->exp_retry_cnt = w.exp_retry_cnt;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define CTL_MAGIC	0x4d525046u	/* "MRPF" */
-#define CTL_VERSION	1
+#define CTL_VERSION	2	/* 2: HELLO carries n_qps, VERIFY an expected checksum */
 #define CTL_TEXT_LEN	112
 
 enum ctl_type {
@@ -22,8 +22,10 @@ enum ctl_type {
 	CTL_HELLO_ACK,		/* server: region, CQ and QP ready */
 	CTL_BEGIN,		/* client: length = size, offset = first op, ops */
 	CTL_BEGIN_ACK,
-	CTL_VERIFY,		/* client: checksum [offset, offset + length) */
-	CTL_VERIFY_ACK,		/* server: checksum, imm_count, flags */
+	CTL_VERIFY,		/* client: checksum [offset, offset + length) of
+				 * every QP's region; checksum = the source's */
+	CTL_VERIFY_ACK,		/* server: QP 0's checksum, ops = regions that
+				 * match, imm_count, flags */
 	CTL_DONE,		/* client: ops = WRITEs posted in the run */
 	CTL_DONE_ACK,		/* server: imm_count, flags, text */
 	CTL_ABORT,		/* client: text = why */
@@ -34,6 +36,7 @@ enum ctl_type {
 #define CTL_F_IMM_IN_ORDER	(1u << 1)	/* replies: imm_data 0, 1, 2, ... */
 #define CTL_F_IMM_LEN_OK	(1u << 2)	/* replies: every byte_len matched */
 #define CTL_F_GAVE_UP		(1u << 3)	/* DONE_ACK: grace time ran out */
+#define CTL_F_EXPECT		(1u << 4)	/* VERIFY: checksum holds the source's */
 
 /* On the wire: big-endian, naturally aligned, no implicit padding. */
 struct ctl_wire {
@@ -50,7 +53,8 @@ struct ctl_wire {
 	uint32_t depth;		/* HELLO: WRITEs the client keeps outstanding */
 	uint32_t timeout_s;	/* HELLO: the client's --timeout-s */
 	uint8_t ack_timeout, retry_cnt, exp_retry_cnt, mpr_units;	/* HELLO */
-	uint8_t reserved[12];
+	uint32_t n_qps;		/* HELLO: QPs of this connection (0 = 1) */
+	uint8_t reserved[8];
 	char text[CTL_TEXT_LEN];	/* ABORT, ERROR, DONE_ACK: NUL-terminated */
 };
 _Static_assert(sizeof(struct ctl_wire) == 192, "control message size is ABI");
@@ -65,7 +69,7 @@ struct ctl_msg {
 	uint32_t status;
 	uint32_t flags;
 	uint64_t length, offset, ops, imm_count, checksum;
-	uint32_t depth, timeout_s;
+	uint32_t depth, timeout_s, n_qps;
 	uint8_t ack_timeout, retry_cnt, exp_retry_cnt, mpr_units;
 	char text[CTL_TEXT_LEN];
 };

@@ -8,8 +8,9 @@
  *   mrc-perf client HOST [--size BYTES | --sweep MIN:MAX] [--cc-profile N]
  *                   [--cc-timeline FILE] [options]
  *
- * The server owns a zero-filled region. The client WRITEs (or WRITE-IMMs)
- * into it through one libmrc QP, keeping `depth` WRITEs outstanding, size
+ * The server owns a zero-filled region per QP. The client WRITEs (or
+ * WRITE-IMMs) into it through one libmrc QP (or --qps N of them, over one
+ * server or several, HOST,HOST,...: multi.c), keeping `depth` WRITEs outstanding, size
  * after size, and times every WRITE from post to completion. With --verify
  * the server checksums what landed; with --imm it checks that the
  * immediates arrive one by one, in order, with the right lengths. The two
@@ -17,20 +18,24 @@
  * protocol of our own and, once, libmrc's mrc_conn_exchange():
  *
  *   client                              server
- *   HELLO {region size, depth, imm,  ->  allocates the region, CQ and QP,
- *          QP tuning, timeout}           posts receives for immediates
+ *   HELLO {region size, n_qps,       ->  allocates n_qps regions, a CQ and
+ *          depth, imm, QP tuning,        n_qps QPs, posts receives for
+ *          timeout}                      immediates
  *                                    <-  HELLO_ACK            (or ERROR)
- *   mrc_conn_exchange()              <-> mrc_conn_exchange(); both QPs go
- *                                        RESET->INIT->RTR->RTS
+ *   mrc_conn_exchange() per QP       <-> mrc_conn_exchange() per QP; the
+ *                                        QPs go RESET->INIT->RTR->RTS
  *   for each size:
  *     BEGIN {size, first op, ops}    ->  remembers the size of those ops
  *                                    <-  BEGIN_ACK (the server QP is RTS)
  *     ... WRITEs over MRC ...
- *     VERIFY {offset, length}        ->  (--verify) checksums that range
- *                                    <-  VERIFY_ACK {checksum, imm count}
+ *     VERIFY {offset, length,        ->  (--verify) checksums that range
+ *             source's checksum}         of every region
+ *                                    <-  VERIFY_ACK {QP 0's checksum,
+ *                                        regions that match, imm count}
  *   DONE {ops posted}                ->  waits for that many immediates
  *                                    <-  DONE_ACK {imm count, in order}
- *   close                                session over, next client
+ *   close                                session over (the server serves
+ *                                        many sessions at once)
  *   ABORT {reason}                   ->  (client failure) session over
  *                                    <-  ERROR {reason} (server failure)
  *

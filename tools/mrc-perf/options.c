@@ -20,9 +20,9 @@ static const char usage_text[] =
 "Usage:\n"
 "  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]\n"
 "      [--cc-profile N] [--ev-profile N]\n"
-"  " PROG " client HOST [--port P] [--size BYTES | --sweep MIN:MAX] [--iters N]\n"
-"      [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N] [--mtu BYTES]\n"
-"      [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
+"  " PROG " client HOST[,HOST...] [--qps N] [--port P] [--size BYTES | --sweep MIN:MAX]\n"
+"      [--iters N] [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N]\n"
+"      [--mtu BYTES] [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
 "      [--ev-profile N] [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
 "  " PROG " --help\n"
@@ -30,6 +30,7 @@ static const char usage_text[] =
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
 "The server waits for clients on TCP port P (default 18515) and gives each a\n"
 "zero-filled region; the client WRITEs into it and prints one line per size.\n"
+"One server process serves many clients at once, each with many QPs.\n"
 "\n"
 "server:\n"
 "  --port P        TCP port to listen on (default 18515); also a client\n"
@@ -49,6 +50,15 @@ static const char usage_text[] =
 "                  FILE holds the latest session: just the header while one\n"
 "                  runs, its rows when it ends. Exit 2 if FILE is not writable\n"
 "client:\n"
+"  HOST[,HOST...]  the server, or several: the QPs are spread round robin\n"
+"  --qps N         N QPs from this one process, 1..65536 (at least one per\n"
+"                  HOST), each with its own region on its server, all\n"
+"                  progressed through one CQ. --size, --iters, --bytes and\n"
+"                  --depth apply to each QP; --json adds qps, servers,\n"
+"                  setup_seconds (create and connect until all are RTS),\n"
+"                  qps_in_error, qps_verify_failed; gbps is the aggregate.\n"
+"                  Not with --idle, --cc-timeline. Exit 1 with\n"
+"                  a clear message when a host runs out of QPs (ENOSPC)\n"
 "  --size BYTES    WRITE size, k/m/g suffixes, 1..1g (default 65536)\n"
 "  --sweep MIN:MAX every power of two from MIN to MAX, both included\n"
 "  --iters N       WRITEs per size (default 1000)\n"
@@ -94,6 +104,7 @@ enum {
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
 	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE, OPT_LINGER_S,
+	OPT_QPS,
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +132,7 @@ static const struct option long_opts[] = {
 	{ "cc-timeline", required_argument, NULL, OPT_CC_TIMELINE },
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "linger-s", required_argument, NULL, OPT_LINGER_S },
+	{ "qps", required_argument, NULL, OPT_QPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -275,6 +287,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 			usage_error("--cc-timeline: empty path");
 		o->cc_timeline = arg;
 		break;
+	case OPT_QPS:
+		o->n_qps = (uint32_t)parse_number("--qps", arg, 1, MAX_QPS);
+		break;
 	case OPT_IDLE:
 		o->idle_s = (uint32_t)parse_number("--idle", arg, 1, MAX_TIMEOUT_S);
 		break;
@@ -295,6 +310,30 @@ static void set_defaults(struct opts *o)
 	o->timeout_s = DEFAULT_TIMEOUT_S;
 	o->cc_profile = -1;
 	o->ev_profile = -1;
+}
+
+/* HOST,HOST,... and --qps: the many-QP client's constraints. */
+static void check_many_qps(const struct opts *o)
+{
+	unsigned int hosts = 1;
+	const char *s;
+
+	for (s = o->host; *s; s++)
+		hosts += *s == ',';
+	if (o->host[0] == ',' || s[-1] == ',' || strstr(o->host, ",,"))
+		usage_error("client: empty name in the HOST list '%s'", o->host);
+	if (hosts > MAX_HOSTS)
+		usage_error("client: %u hosts, at most %d", hosts, MAX_HOSTS);
+	if (hosts == 1 && !o->n_qps)
+		return;
+	if (o->n_qps && o->n_qps < hosts)
+		usage_error("--qps %u: fewer QPs than the %u hosts (one each at least)",
+			    o->n_qps, hosts);
+	if (!o->n_qps)
+		usage_error("client: several hosts need --qps N (at least %u)", hosts);
+	if (o->idle_s || o->cc_timeline)
+		usage_error("--qps and HOST lists exclude --idle and --cc-timeline "
+			    "(one QP's views)");
 }
 
 void parse_args(int argc, char **argv, struct opts *o)
@@ -358,6 +397,7 @@ void parse_args(int argc, char **argv, struct opts *o)
 	o->host = argv[optind];
 	if (!*o->host)
 		usage_error("client: empty HOST");
+	check_many_qps(o);
 	if (o->idle_s && (o->verify || o->imm))
 		usage_error("--idle excludes --verify and --imm: nothing is written");
 	if (o->idle_s && o->idle_s >= o->timeout_s)

@@ -16,7 +16,10 @@
  *   sweep.c       the client's data phase: sizes, WRITEs, --verify
  *   cc.c          the client's congestion window: "cc", --cc-timeline
  *   report.c      the client's text and JSON output
- *   server.c      the server: accept, one session per client
+ *   multi.h, multi.c, multi_run.c  the many-QP client (--qps, HOST,HOST):
+ *                 set-up over several servers, data phase, output
+ *   session.h, session.c  the server's side of one client: its N QPs
+ *   server.c      the server: accept, many sessions at once, round robin
  *
  * The program's one clock, now_ns() (CLOCK_MONOTONIC ns), is here, inline:
  * the data path reads it for every WRITE.
@@ -58,6 +61,10 @@
 #define MAX_ITERS		UINT32_MAX
 #define MAX_TIMEOUT_S		86400
 #define MAX_SIZES		40	/* a 1..1g sweep has 31 */
+#define MAX_QPS			65536	/* --qps; MRC_QPS_LIMIT, mrcd's largest */
+#define MAX_HOSTS		256	/* client: servers in HOST,HOST,... */
+#define MAX_CQE			(1 << 20)	/* mrc_create_cq()'s limit */
+#define MAX_SESSIONS		1024	/* server: clients served at once */
 
 /* QP attribute ranges, from the comments of struct mrc_qp_attr. */
 #define ACK_TIMEOUT_MIN		1	/* 0 means "no ACK timer": it could hang */
@@ -123,6 +130,7 @@ struct opts {
 	uint32_t timeout_s;
 	uint32_t idle_s;		/* client: connected, idle this long; 0 = a run */
 	uint32_t linger_s;		/* client: idle, connected, before DONE */
+	uint32_t n_qps;			/* client: --qps; 0 = one QP, the classic client */
 };
 
 /* Parse the command line into `o`; usage errors and --help exit. */
@@ -213,5 +221,6 @@ void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt);
 
 int run_client(const struct opts *o);	/* client.c */
 int run_server(const struct opts *o);	/* server.c */
+int run_multi_client(const struct opts *o);	/* multi.c: --qps, HOST,HOST */
 
 #endif /* MRC_PERF_H */

@@ -105,9 +105,12 @@ void client_print_json(const struct client *c)
 
 	client_totals(c, &bytes, &seconds);
 	printf("{\"bytes\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.6f, \"verified\": %s, "
-	       "\"sizes\": [", bytes, seconds,
+	       "\"qps\": 1, \"servers\": 1, \"setup_seconds\": %.6f, \"qps_in_error\": %d, "
+	       "\"qps_verify_failed\": %d, \"sizes\": [", bytes, seconds,
 	       seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
-	       !c->o->verify ? "null" : client_all_verified(c) ? "true" : "false");
+	       !c->o->verify ? "null" : client_all_verified(c) ? "true" : "false",
+	       c->setup_seconds, c->qp_failed ? 1 : 0,
+	       c->o->verify && c->n_results > c->n_verified ? 1 : 0);
 	for (i = 0; i < c->n_results; i++) {
 		r = &c->results[i];
 		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "

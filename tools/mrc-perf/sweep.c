@@ -30,7 +30,7 @@ int plan_sizes(uint64_t min, uint64_t max, uint64_t *sizes)
 	return n;
 }
 
-static uint64_t ops_for_size(const struct opts *o, uint64_t size)
+uint64_t ops_for_size(const struct opts *o, uint64_t size)
 {
 	if (!o->bytes_total)
 		return o->iters;
@@ -112,6 +112,7 @@ static int client_complete(struct client *c, const struct mrc_wc *wc,
 	const struct wr_slot *slot = wc->wr_id < c->o->depth ? &c->slots[wc->wr_id] : NULL;
 
 	if (wc->status != MRC_WC_SUCCESS) {
+		c->qp_failed = true;
 		client_fail(c, "WRITE failed: %s (wr_id %" PRIu64 ", op %" PRIu64 ", %"
 			    PRIu64 " bytes to 0x%" PRIx64 " rkey 0x%x, qp %u)",
 			    status_str(wc->status), wc->wr_id, slot ? slot->op : 0,
