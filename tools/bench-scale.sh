@@ -27,21 +27,13 @@ SCALE_SIZE=16384			# each WRITE; every QP WRITEs its share
 SCALE_LINGER_S=3			# QPs up and idle: map_bytes is read then
 SCALE_PORT=18700
 
-# scale_map_bytes LAB HOST: the sum of bytes_memlock of HOST's mrcd maps.
+# scale_map_bytes LAB HOST: the sum of bytes_memlock of HOST's mrcd maps,
+# the inner maps of its map-in-map maps (per-QP send logs and EV counters,
+# per-context event rings) included: what `mrcctl status --json` reports as
+# map_bytes (bpftool 7.1 prints no inner map ids for maps without BTF).
 scale_map_bytes() {
-	local dir=/run/mrc-lab/$1/bpffs/$2 f id
-	bpftool -j map show > "$SOUT/maps_all.json" 2>> "$LOG" || { echo null; return; }
-	find "$dir" -type f 2>/dev/null | while read -r f; do
-		bpftool -j map show pinned "$f" 2>/dev/null | jq -c '{id, type}'
-	done > "$SOUT/pinned.jsonl"
-	# The inner maps of every map-in-map (bpftool dumps their ids).
-	jq -r 'select(.type == "array_of_maps" or .type == "hash_of_maps") | .id' \
-		"$SOUT/pinned.jsonl" | sort -u | while read -r id; do
-		bpftool -j map dump id "$id" 2>/dev/null | jq -c '.. | .inner_map_id? // empty | {id: .}'
-	done > "$SOUT/inner.jsonl"
-	cat "$SOUT/pinned.jsonl" "$SOUT/inner.jsonl" | jq -s --slurpfile all "$SOUT/maps_all.json" '
-		($all[0] | map({key: (.id | tostring), value: (.bytes_memlock // 0)}) | from_entries) as $m
-		| [.[].id] | unique | if length == 0 then null else map($m[tostring] // 0) | add end'
+	"$LAB_CMD" exec --name "$1" "$2" -- "$MRCCTL" --json status 2>> "$LOG" |
+		jq '.map_bytes // null' 2>> "$LOG" || echo null
 }
 
 # scale_xdp_ids LAB HOST: ids of the mrc_xdp_rx programs on HOST's interfaces.
