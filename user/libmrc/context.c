@@ -26,6 +26,8 @@
 #include "common/ev_state.h"
 #include "discover.h"
 #include "progress.h"
+#include "recv.h"
+#include "send.h"
 
 /* The pinned maps libmrc uses (mrc_cfg, whose ABI word is checked, too). */
 static const enum mrc_pin context_maps[] = {
@@ -188,6 +190,8 @@ static void context_free(struct mrc_context *ctx)
 	mrc_cc_close(ctx);
 	mrc_progress_close(ctx);
 	mrc_discover_cache_free(ctx);
+	mrc_tx_close(ctx);
+	mrc_rx_close(ctx);
 	if (ctx->ctx_claimed) {
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_EVENTS), &ctx->ctx_slot);
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CTX_OWNER), &ctx->ctx_slot);

@@ -213,6 +213,9 @@ struct mrc_context {
 
 	/* Recent path discoveries, reused by QPs to the same peer (discover.c). */
 	struct mrc_path_cache *path_cache;
+	/* The send batch the QPs share within a progress round (send.c). */
+	struct tx_batch *tx_batch;
+	struct ack_batch *ack_batch;	/* and the SACKs (recv.c) */
 };
 
 #endif /* MRC_OBJECTS_H */

@@ -305,6 +305,8 @@ static void progress(struct mrc_context *ctx)
 	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
 
 	input |= mrc_rx_progress(ctx) > 0;
+	/* The receive batch's SACKs go now, not after every QP's sends. */
+	mrc_rx_flush_acks(ctx);
 	busy = input;
 	for (uint32_t i = 0; i < ctx->n_own; i++) {
 		struct mrc_qp *qp = ctx->own[i];
@@ -315,6 +317,10 @@ static void progress(struct mrc_context *ctx)
 		if (qp_output(qp) != before)
 			busy = true;
 	}
+	/* The round's batches: their SACKs count as the round's work. */
+	mrc_tx_flush(ctx);
+	if (mrc_rx_flush_acks(ctx) > 0)
+		busy = true;
 	busy |= ring_buffer__consume(ctx->ring) > 0;
 	yield_if_deaf(ctx, input);
 	if (busy)

@@ -46,6 +46,23 @@ struct rx_batch {
 
 #define ECN_CE_BITS	0x3
 
+/*
+ * SACKs of a progress round, sent together: with thousands of QPs a
+ * receive batch owes a SACK to nearly every QP it touched, and one
+ * sendto each cost a syscall per packet or two. They leave at the
+ * round's end (mrc_rx_flush_acks), or when this many wait.
+ */
+#define ACK_BATCH	64
+
+struct ack_batch {
+	int n;
+	struct mrc_qp *qp[ACK_BATCH];	/* whose SACK: counted when it went */
+	struct mrc_sack_pkt pkt[ACK_BATCH];
+	struct sockaddr_in6 to[ACK_BATCH];
+	struct iovec iov[ACK_BATCH];
+	struct mmsghdr msgs[ACK_BATCH];
+};
+
 /* ---- control packets out ----------------------------------------------- */
 
 static int send_ctrl(struct mrc_context *ctx, const struct sockaddr_in6 *to,
@@ -133,9 +150,65 @@ static uint16_t trigger_hold(const struct mrc_qp *qp)
 	return held > 0xffff ? 0xffff : (uint16_t)held;
 }
 
+/*
+ * Send the SACKs waiting (how many went); one the socket refused is lost,
+ * as a sendto's was.
+ */
+int mrc_rx_flush_acks(struct mrc_context *ctx)
+{
+	struct ack_batch *b = ctx->ack_batch;
+	int sent = 0;
+
+	if (!b)
+		return 0;
+	while (sent < b->n) {
+		int r = sendmmsg(ctx->sock, b->msgs + sent, b->n - sent, 0);
+
+		if (r <= 0)
+			break;
+		for (int m = sent; m < sent + r; m++)
+			b->qp[m]->counters.sacks_sent++;
+		sent += r;
+	}
+	b->n = 0;
+	return sent;
+}
+
+void mrc_rx_close(struct mrc_context *ctx)
+{
+	free(ctx->ack_batch);
+	ctx->ack_batch = NULL;
+}
+
+/* A slot for one more SACK of the round, or NULL (then it goes alone). */
+static struct mrc_sack_pkt *ack_slot(struct mrc_qp *qp)
+{
+	struct mrc_context *ctx = qp->ctx;
+	struct ack_batch *b = ctx->ack_batch;
+	const struct sockaddr_in6 *to = reply_to(qp);
+	int m;
+
+	if (!b)
+		b = ctx->ack_batch = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	if (b->n == ACK_BATCH)
+		mrc_rx_flush_acks(ctx);
+	m = b->n++;
+	b->qp[m] = qp;
+	b->to[m] = *to;
+	b->iov[m] = (struct iovec){ .iov_base = &b->pkt[m], .iov_len = sizeof(b->pkt[m]) };
+	memset(&b->msgs[m], 0, sizeof(b->msgs[m]));
+	b->msgs[m].msg_hdr.msg_name = &b->to[m];
+	b->msgs[m].msg_hdr.msg_namelen = sizeof(b->to[m]);
+	b->msgs[m].msg_hdr.msg_iov = &b->iov[m];
+	b->msgs[m].msg_hdr.msg_iovlen = 1;
+	return &b->pkt[m];
+}
+
 static void send_sack(struct mrc_qp *qp)
 {
-	struct mrc_sack_pkt pkt;
+	struct mrc_sack_pkt pkt, *slot;
 	uint32_t first = qp->rcv_cack + 1, off = 0;
 	uint64_t bits;
 
@@ -160,7 +233,8 @@ static void send_sack(struct mrc_qp *qp)
 		off = 0xffff;
 	bits = sack_bitmap(qp, first + off);
 
-	mrc_wire_sack(&pkt, &(struct mrc_sack_fields){
+	slot = ack_slot(qp);
+	mrc_wire_sack(slot ? slot : &pkt, &(struct mrc_sack_fields){
 		.bitmap = bits, .dqpn = qp->attr.dest_qpn, .psn = qp->trigger.psn,
 		.cack = qp->rcv_cack, .ev = qp->trigger.ev,
 		.rcv_bytes = (uint32_t)(qp->rcv_bytes >> 8), .key = mrc_qp_dest_key(qp),
@@ -168,7 +242,7 @@ static void send_sack(struct mrc_qp *qp)
 		.ooo_count = (uint16_t)qp->ooo_count, .hold = trigger_hold(qp),
 		.m = qp->trigger.m,
 	});
-	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+	if (!slot && !send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
 		qp->counters.sacks_sent++;
 	if (qp->acks_requested > 1)
 		qp->counters.sacks_coalesced += qp->acks_requested - 1;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/udp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -64,11 +65,13 @@ struct data_hdr {
  */
 struct tx_batch {
 	int n;				/* datagrams */
+	bool socket_full;		/* a flush this round could not send all */
 	int npkts;			/* packets in them */
 	int niov;			/* iovecs used */
 	uint32_t burst;			/* most packets a datagram; 1 = no GSO */
 	bool open;			/* datagram n - 1 may take the next new packet */
 	struct mmsghdr msgs[MRC_TX_BATCH];
+	struct mrc_qp *qp[MRC_TX_BATCH];	/* whose datagram: its counters, its resends */
 	uint16_t first[MRC_TX_BATCH], count[MRC_TX_BATCH];
 	uint32_t seg_len[MRC_TX_BATCH];	/* UDP payload of its first packet */
 	uint32_t bytes[MRC_TX_BATCH];	/* UDP payload of all its packets */
@@ -254,6 +257,7 @@ static void new_datagram(struct mrc_qp *qp, struct tx_batch *b,
 	/* The path choice is a seam: TC egress stamps the EV and plane. */
 	mh->msg_name = &qp->peers[0];
 	mh->msg_namelen = sizeof(qp->peers[0]);
+	b->qp[b->n] = qp;
 	b->first[b->n] = (uint16_t)b->npkts;
 	b->count[b->n] = 1;
 	b->seg_len[b->n] = b->bytes[b->n] = len;
@@ -353,31 +357,35 @@ static bool gso_refused(const struct tx_batch *b, int m, int err)
  * refuses UDP_SEGMENT turns the context's bursts off (counted); the
  * refused packets go again, one a datagram.
  */
-static bool flush_batch(struct mrc_qp *qp, struct tx_batch *b)
+static bool flush_batch(struct mrc_context *ctx, struct tx_batch *b)
 {
 	int sent = 0;
 	bool all;
 
 	attach_gso(b);
 	while (sent < b->n) {
-		int r = sendmmsg(qp->ctx->sock, b->msgs + sent, b->n - sent, 0);
+		int r = sendmmsg(ctx->sock, b->msgs + sent, b->n - sent, 0);
 
 		if (r < 0 && gso_refused(b, sent, errno)) {
-			qp->ctx->gso_refused = true;
-			qp->counters.gso_fallbacks++;
+			ctx->gso_refused = true;
+			b->qp[sent]->counters.gso_fallbacks++;
 			b->burst = 1;
 		}
 		if (r <= 0)
 			break;
 		for (int m = sent; m < sent + r; m++)
-			qp->counters.tx_gso_sends += b->count[m] > 1;
+			b->qp[m]->counters.tx_gso_sends += b->count[m] > 1;
 		sent += r;
 	}
-	for (int m = sent; m < b->n; m++)
+	for (int m = sent; m < b->n; m++) {
+		struct mrc_qp *qp = b->qp[m];
+
 		for (int i = b->first[m]; i < b->first[m] + b->count[m]; i++)
 			queue_retx(qp, mrc_psn_extend(qp->snd_nxt,
 						      ntohl(b->hdr[i].bth.psn) & MRC_PSN_MASK));
+	}
 	all = sent == b->n;
+	b->socket_full |= !all;
 	b->n = b->npkts = b->niov = 0;
 	b->open = false;
 	return all;
@@ -436,7 +444,7 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 		 * the batch at the tail of this very queue: stop for this
 		 * round, or the loop would never end.
 		 */
-		if (batch_full(b) && !flush_batch(qp, b))
+		if (batch_full(b) && !flush_batch(qp->ctx, b))
 			break;
 	}
 }
@@ -466,7 +474,7 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 			qp->sq_next_pkt = 0;
 			qp->sq_send++;
 		}
-		if (batch_full(b) && !flush_batch(qp, b))
+		if (batch_full(b) && !flush_batch(qp->ctx, b))
 			break;	/* socket full: the rest goes next round */
 	}
 }
@@ -744,9 +752,23 @@ static uint32_t burst_of(const struct mrc_qp *qp)
 	return burst < cap ? burst : cap;
 }
 
+/*
+ * The context's batch, shared by its QPs within a progress round: with
+ * thousands of QPs that each have a packet or two ready, one batch per QP
+ * made one sendmmsg per QP (a syscall per packet or two); shared, a
+ * sendmmsg carries up to MRC_TX_BATCH datagrams of any QPs. A datagram
+ * never spans QPs (each has its QP's destination and counters).
+ */
+static struct tx_batch *round_batch(struct mrc_context *ctx)
+{
+	if (!ctx->tx_batch)
+		ctx->tx_batch = calloc(1, sizeof(*ctx->tx_batch));
+	return ctx->tx_batch;
+}
+
 void mrc_tx_progress(struct mrc_qp *qp)
 {
-	struct tx_batch b;
+	struct tx_batch *b;
 
 	/* A QP XDP failed (fatal NACK) never gets here: see progress.c drive_qp. */
 	if (qp->state != MRC_QP_RTS)
@@ -755,13 +777,32 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	run_timer(qp);
 	if (qp->state != MRC_QP_RTS)
 		return;
+	b = round_batch(qp->ctx);
+	/* A full socket stops the round's sending (its resends wait their turn). */
+	if (!b || b->socket_full)
+		return;
 	mrc_cc_refresh(qp);
-	b.n = b.npkts = b.niov = 0;
-	b.open = false;
-	b.burst = burst_of(qp);
-	send_retransmissions(qp, &b);
-	send_new(qp, &b);
-	flush_batch(qp, &b);
+	b->open = false;	/* this QP's packets start their own datagram */
+	b->burst = burst_of(qp);
+	send_retransmissions(qp, b);
+	send_new(qp, b);
+}
+
+void mrc_tx_flush(struct mrc_context *ctx)
+{
+	struct tx_batch *b = ctx->tx_batch;
+
+	if (!b)
+		return;
+	if (b->n)
+		flush_batch(ctx, b);
+	b->socket_full = false;
+}
+
+void mrc_tx_close(struct mrc_context *ctx)
+{
+	free(ctx->tx_batch);
+	ctx->tx_batch = NULL;
 }
 
 /* ---- events from XDP --------------------------------------------------- */

@@ -12,8 +12,14 @@
 #include "base.h"
 
 void mrc_tx_reset(struct mrc_qp *qp);
-/* Timer, resends and new packets of one QP in RTS. */
+/*
+ * Timer, resends and new packets of one QP in RTS, into the context's
+ * batch for this progress round (sent as it fills). mrc_tx_flush sends
+ * what is left at the round's end; mrc_tx_close frees the batch.
+ */
 void mrc_tx_progress(struct mrc_qp *qp);
+void mrc_tx_flush(struct mrc_context *ctx);
+void mrc_tx_close(struct mrc_context *ctx);
 /* An event XDP wrote to the context's ring (completion, loss, fatal NACK). */
 void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
 /* What the progress engine asks before it lets the context sleep. */
