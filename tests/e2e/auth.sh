@@ -135,9 +135,12 @@ sleep 0.2
 sleep 0.1
 una=$(qp_field h1 "$CQP" .tx.snd_una)
 nxt=$(qp_field h1 "$CQP" .tx.snd_nxt)
+# The slot (QP number - 1) as the 4 bytes of a little-endian __u32 key.
+slot=$((CQP - 1))
 key=$(lab exec h1 bpftool -j map lookup pinned /sys/fs/bpf/mrc/mrc_qps \
-	key $((CQP - 1)) 0 0 0 | jq -r '.formatted.value.local_key // empty')
-check "the client QP's key read" test -n "$key"
+	key $((slot & 255)) $((slot >> 8 & 255)) $((slot >> 16 & 255)) $((slot >> 24)) |
+	jq -r '.formatted.value.local_key // empty')
+check "the client QP's key read (keys are never 0)" test "${key:-0}" != 0
 check "the window is open" test "$nxt" -gt "$una"
 # First a guessed key: still nothing; then the real one.
 guess=$(forge h2 unpriv --dst "$H1" --qpn "$CQP" --psn "$una" --count 10 \

@@ -89,8 +89,11 @@ end
 
 begin probe.bad_arguments
 ctl h1 probe --to "$(lab addr h2 1)" --ev 70000 --plane 1
+check "STEV EV to IPv4: usage error" rc_is 2
+check "STEV EV to IPv4: says why" err_has "is an STEV EV (its high 16 bits ride in the IPv6 flow label): --to must be IPv6"
+ctl h1 probe --to "$(lab addr h2 1)" --ev 0x100000000 --plane 1
 check "EV too large: usage error" rc_is 2
-check "EV too large: says why" err_has "not an EV of the UDP format (1..65535"
+check "EV too large: says why" err_has "is not an EV (1..65535 for a UDP source port, up to 0xffffffff for STEV"
 ctl h1 probe --to "$(lab addr h2 1)" --ev zz --plane 1
 check "EV not a number" rc_is 2
 ctl h1 probe --to "$(lab addr h2 1)" --ev 7
