@@ -278,22 +278,10 @@ static int client_exchange(struct client *c)
 static int client_bring_up_qp(struct client *c)
 {
 	const struct opts *o = c->o;
-	struct qp_tuning t = {
-		.mpr_units = o->mpr_units,
-		.ack_timeout = o->ack_timeout,
-		.retry_cnt = o->retry_cnt,
-		.exp_retry_cnt = o->exp_retry_cnt,
-		.imm = o->imm,
-		.wimm_out = (uint16_t)o->depth,
-		.wimm_in = 1,
-		.cc_profile = o->cc_profile,
-		.ev_profile = o->ev_profile,
-	};
+	struct qp_tuning t = client_qp_tuning(o, c->local.path_mtu, c->remote.path_mtu);
 	const char *step;
 	int ret;
 
-	t.path_mtu = c->local.path_mtu < c->remote.path_mtu ? c->local.path_mtu
-							     : c->remote.path_mtu;
 	c->path_mtu = t.path_mtu;
 	ret = qp_bring_up(c->qp, &c->local, &c->remote, &t, &step);
 	if (ret)

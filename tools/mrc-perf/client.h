@@ -117,6 +117,7 @@ static inline void cc_timeline_tick(struct client *c)
 
 void print_size_header(void);
 void print_size_line(const struct size_result *r);
+void print_size_results_json(const struct size_result *res, int n);
 void client_print_summary(const struct client *c);
 void client_print_json(const struct client *c);
 

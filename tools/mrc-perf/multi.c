@@ -314,18 +314,7 @@ static int mc_create_qps(struct mclient *c)
 
 static int mc_bring_up_qp(struct mclient *c, struct mpeer *p, struct mqp *q)
 {
-	const struct opts *o = c->o;
-	struct qp_tuning t = {
-		.mpr_units = o->mpr_units,
-		.ack_timeout = o->ack_timeout,
-		.retry_cnt = o->retry_cnt,
-		.exp_retry_cnt = o->exp_retry_cnt,
-		.imm = o->imm,
-		.wimm_out = (uint16_t)o->depth,
-		.wimm_in = 1,
-		.cc_profile = o->cc_profile,
-		.ev_profile = o->ev_profile,
-	};
+	struct qp_tuning t;
 	const char *step;
 	char why[ERR_LEN];
 	int ret;
@@ -341,8 +330,7 @@ static int mc_bring_up_qp(struct mclient *c, struct mpeer *p, struct mqp *q)
 		return mc_fail(c, "server %s offered a region of %" PRIu64 " bytes "
 			       "(rkey 0x%x), asked for %" PRIu64, p->peer_str,
 			       q->remote.length, q->remote.rkey, c->max_size);
-	t.path_mtu = q->local.path_mtu < q->remote.path_mtu ? q->local.path_mtu
-							     : q->remote.path_mtu;
+	t = client_qp_tuning(c->o, q->local.path_mtu, q->remote.path_mtu);
 	ret = qp_bring_up(q->qp, &q->local, &q->remote, &t, &step);
 	if (ret)
 		return mc_fail(c, "mrc_modify_qp(%s, qp %u): %s", step, q->local.qpn,

@@ -369,10 +369,8 @@ void mc_print_summary(const struct mclient *c)
  * qps_in_error, qps_verify_failed. Counters are summed over the QPs. */
 void mc_print_json(struct mclient *c)
 {
-	const struct size_result *r;
 	uint64_t bytes;
 	double seconds;
-	int i;
 
 	mc_totals(c, &bytes, &seconds);
 	printf("{\"bytes\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.6f, \"verified\": %s, "
@@ -382,14 +380,7 @@ void mc_print_json(struct mclient *c)
 	       !c->o->verify ? "null" : mc_verified(c) ? "true" : "false",
 	       c->n_qps, c->n_peers, c->setup_seconds, c->qps_in_error,
 	       mc_verify_failed_qps(c));
-	for (i = 0; i < c->n_results; i++) {
-		r = &c->results[i];
-		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "
-		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
-		       "\"lat_max_us\": %.3f}",
-		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
-		       r->p99_us, r->max_us);
-	}
+	print_size_results_json(c->results, c->n_results);
 	printf("], \"imm\": %s, \"tx_retransmits\": %" PRIu64 ", \"retx_bytes\": %" PRIu64
 	       ", \"tx_packets\": %" PRIu64 ", \"sack_reneges\": %" PRIu64
 	       ", \"timeouts\": %" PRIu64 ", \"fast_retransmits\": %" PRIu64

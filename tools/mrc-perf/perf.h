@@ -211,6 +211,9 @@ void fill_conn_params(struct mrc_conn_params *p, struct mrc_qp *qp,
 int qp_bring_up(struct mrc_qp *qp, const struct mrc_conn_params *local,
 		const struct mrc_conn_params *remote,
 		const struct qp_tuning *t, const char **step);
+/* A client QP's tuning from its options, at the smaller of the two MTUs. */
+struct qp_tuning client_qp_tuning(const struct opts *o, uint32_t local_mtu,
+				  uint32_t remote_mtu);
 
 /* "null" or the string: the JSON "error" field of both roles (report.c). */
 void json_error(FILE *f, const char *err);

@@ -100,6 +100,25 @@ void fill_conn_params(struct mrc_conn_params *p, struct mrc_qp *qp,
 	memcpy(p->addrs, addrs, (size_t)n_addrs * sizeof(p->addrs[0]));
 }
 
+struct qp_tuning client_qp_tuning(const struct opts *o, uint32_t local_mtu,
+				  uint32_t remote_mtu)
+{
+	struct qp_tuning t = {
+		.path_mtu = local_mtu < remote_mtu ? local_mtu : remote_mtu,
+		.mpr_units = o->mpr_units,
+		.ack_timeout = o->ack_timeout,
+		.retry_cnt = o->retry_cnt,
+		.exp_retry_cnt = o->exp_retry_cnt,
+		.imm = o->imm,
+		.wimm_out = (uint16_t)o->depth,
+		.wimm_in = 1,
+		.cc_profile = o->cc_profile,
+		.ev_profile = o->ev_profile,
+	};
+
+	return t;
+}
+
 /*
  * RESET->INIT->RTR->RTS as in verbs. The receive side (peer QP, PSN and
  * addresses, MTU, window) and the retry policy go with RTR, our own start

@@ -25,6 +25,20 @@ void print_size_header(void)
 	fflush(stdout);
 }
 
+/* The "sizes" array's entries of --json, comma-separated. */
+void print_size_results_json(const struct size_result *res, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct size_result *r = &res[i];
+
+		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "
+		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
+		       "\"lat_max_us\": %.3f}",
+		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
+		       r->p99_us, r->max_us);
+	}
+}
+
 void print_size_line(const struct size_result *r)
 {
 	printf(" %-10" PRIu64 " %-14" PRIu64 " %-11.2f %-15.6f %-12.2f %-12.2f %.2f\n",
@@ -98,10 +112,8 @@ void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt)
 
 void client_print_json(const struct client *c)
 {
-	const struct size_result *r;
 	uint64_t bytes;
 	double seconds;
-	int i;
 
 	client_totals(c, &bytes, &seconds);
 	printf("{\"bytes\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.6f, \"verified\": %s, "
@@ -111,14 +123,7 @@ void client_print_json(const struct client *c)
 	       !c->o->verify ? "null" : client_all_verified(c) ? "true" : "false",
 	       c->setup_seconds, c->qp_failed ? 1 : 0,
 	       c->o->verify && c->n_results > c->n_verified ? 1 : 0);
-	for (i = 0; i < c->n_results; i++) {
-		r = &c->results[i];
-		printf("%s{\"size\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"gbps\": %.6f, "
-		       "\"mpps\": %.6f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f, "
-		       "\"lat_max_us\": %.3f}",
-		       i ? ", " : "", r->size, r->ops, r->gbps, r->mpps, r->p50_us,
-		       r->p99_us, r->max_us);
-	}
+	print_size_results_json(c->results, c->n_results);
 	printf("], \"imm\": %s, \"tx_retransmits\": %" PRIu64 ", \"retx_bytes\": %" PRIu64
 	       ", \"tx_packets\": %" PRIu64 ", \"sack_reneges\": %" PRIu64
 	       ", \"timeouts\": %" PRIu64 ", \"fast_retransmits\": %" PRIu64
