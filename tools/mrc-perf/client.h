@@ -118,6 +118,10 @@ static inline void cc_timeline_tick(struct client *c)
 void print_size_header(void);
 void print_size_line(const struct size_result *r);
 void print_size_results_json(const struct size_result *res, int n);
+/* Bytes and timed seconds of all sizes; the " total: ..." line of text output. */
+void size_results_totals(const struct size_result *res, int n, uint64_t *bytes,
+			 double *seconds);
+void print_total_line(uint64_t bytes, double seconds, const char *verified);
 void client_print_summary(const struct client *c);
 void client_print_json(const struct client *c);
 

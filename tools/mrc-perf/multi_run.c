@@ -327,14 +327,7 @@ int mc_done(struct mclient *c)
 
 static void mc_totals(const struct mclient *c, uint64_t *bytes, double *seconds)
 {
-	int i;
-
-	*bytes = 0;
-	*seconds = 0;
-	for (i = 0; i < c->n_results; i++) {
-		*bytes += c->results[i].size * c->results[i].ops;
-		*seconds += c->results[i].seconds;
-	}
+	size_results_totals(c->results, c->n_results, bytes, seconds);
 }
 
 static bool mc_verified(const struct mclient *c)
@@ -358,9 +351,8 @@ void mc_print_summary(const struct mclient *c)
 	double seconds;
 
 	mc_totals(c, &bytes, &seconds);
-	printf(" total: %" PRIu64 " bytes in %.6f s, %.2f Gb/s, verified: %s\n",
-	       bytes, seconds, seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
-	       !c->o->verify ? "not checked" : mc_verified(c) ? "yes" : "no");
+	print_total_line(bytes, seconds, !c->o->verify ? "not checked" :
+			 mc_verified(c) ? "yes" : "no");
 	printf(" qps: %u to %u server%s, set up in %.3f s, %u in error\n", c->n_qps,
 	       c->n_peers, c->n_peers == 1 ? "" : "s", c->setup_seconds, c->qps_in_error);
 }

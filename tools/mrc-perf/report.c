@@ -51,16 +51,27 @@ static bool client_all_verified(const struct client *c)
 	return c->n_verified == c->n_sizes;
 }
 
-static void client_totals(const struct client *c, uint64_t *bytes, double *seconds)
+void size_results_totals(const struct size_result *res, int n, uint64_t *bytes,
+			 double *seconds)
 {
-	int i;
-
 	*bytes = 0;
 	*seconds = 0;
-	for (i = 0; i < c->n_results; i++) {
-		*bytes += c->results[i].size * c->results[i].ops;
-		*seconds += c->results[i].seconds;
+	for (int i = 0; i < n; i++) {
+		*bytes += res[i].size * res[i].ops;
+		*seconds += res[i].seconds;
 	}
+}
+
+void print_total_line(uint64_t bytes, double seconds, const char *verified)
+{
+	printf(" total: %" PRIu64 " bytes in %.6f s, %.2f Gb/s, verified: %s\n",
+	       bytes, seconds, seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
+	       verified);
+}
+
+static void client_totals(const struct client *c, uint64_t *bytes, double *seconds)
+{
+	size_results_totals(c->results, c->n_results, bytes, seconds);
 }
 
 void client_print_summary(const struct client *c)
@@ -69,9 +80,8 @@ void client_print_summary(const struct client *c)
 	double seconds;
 
 	client_totals(c, &bytes, &seconds);
-	printf(" total: %" PRIu64 " bytes in %.6f s, %.2f Gb/s, verified: %s\n",
-	       bytes, seconds, seconds > 0 ? (double)bytes * 8 / seconds / 1e9 : 0,
-	       !c->o->verify ? "not checked" : client_all_verified(c) ? "yes" : "no");
+	print_total_line(bytes, seconds, !c->o->verify ? "not checked" :
+			 client_all_verified(c) ? "yes" : "no");
 	if (c->have_ccv)
 		printf(" cc: window %u (%s), cwnd %u bytes, rtt min %.3f us p50 %.3f us "
 		       "p99 %.3f us, avg delay %.3f us; md %" PRIu64 ", qa %" PRIu64
