@@ -130,7 +130,9 @@ scale_section() {
 	rm -rf "$SOUT"
 	mkdir -p "$SOUT"
 	case $PRESET in
-	smoke) SCALE_QPS=(1 64) SCALE_BYTES=$((16 << 20)) ;;
+	# Enough bytes that the data phase outlasts the stats snapshot taken
+	# when every QP is up (16 MiB could be over before it, leaving no DATA).
+	smoke) SCALE_QPS=(1 64) SCALE_BYTES=$((128 << 20)) ;;
 	quick) SCALE_BYTES=$((128 << 20)) ;;
 	*) SCALE_BYTES=$((512 << 20)) ;;
 	esac
