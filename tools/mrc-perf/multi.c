@@ -178,6 +178,7 @@ static int mc_init(struct mclient *c, const struct opts *o)
 	c->qps = calloc(c->n_qps, sizeof(*c->qps));
 	c->post_ns = calloc((size_t)c->n_qps * o->depth, sizeof(*c->post_ns));
 	c->free_slots = calloc((size_t)c->n_qps * o->depth, sizeof(*c->free_slots));
+	c->to_post = calloc(c->n_qps, sizeof(*c->to_post));
 	c->hist = calloc(1, sizeof(*c->hist));
 	if (!c->hosts || !c->peers || !c->qps || !c->post_ns || !c->free_slots || !c->hist)
 		return mc_fail(c, "out of memory for %u QPs", c->n_qps);
@@ -468,6 +469,7 @@ static void mc_cleanup(struct mclient *c)
 	free(c->peers);
 	free(c->hosts);
 	free(c->post_ns);
+	free(c->to_post);
 	free(c->free_slots);
 	free(c->hist);
 }

@@ -38,6 +38,7 @@ struct mqp {
 	uint64_t next_op;		/* run-wide, per QP: the immediate */
 	uint32_t n_free;
 	bool failed;			/* a WRITE or the QP failed: no more posts */
+	bool to_post;			/* on mclient.to_post */
 };
 
 struct mclient {
@@ -60,6 +61,13 @@ struct mclient {
 	uint32_t n_qps, n_created;
 	uint64_t *post_ns;
 	uint32_t *free_slots;
+	/*
+	 * The timed loop visits only the QPs that may post (a free slot came
+	 * back), not every QP each poll: to_post holds n_to_post indexes;
+	 * qps_left counts the QPs with WRITEs of the size still to complete.
+	 */
+	uint32_t *to_post;
+	uint32_t n_to_post, qps_left;
 	struct lat_hist *hist;
 
 	struct size_result results[MAX_SIZES];

@@ -74,21 +74,44 @@ static int mc_post_write(struct mclient *c, uint32_t idx, uint64_t size)
 	return 0;
 }
 
-/* Post on every QP with room; false when no QP has anything left to do. */
+/* A QP that may post again (a slot came back) goes on the list, once. */
+static void mc_want_post(struct mclient *c, uint32_t idx)
+{
+	struct mqp *q = &c->qps[idx];
+
+	if (q->to_post || q->failed)
+		return;
+	q->to_post = true;
+	c->to_post[c->n_to_post++] = idx;
+}
+
+/* QPs with WRITEs of the size still to complete (a failed one has none). */
+static uint32_t mc_count_left(const struct mclient *c, uint64_t ops)
+{
+	uint32_t i, left = 0;
+
+	for (i = 0; i < c->n_qps; i++)
+		if (!c->qps[i].failed && c->qps[i].done < ops)
+			left++;
+	return left;
+}
+
+/* Every QP on the list posts what it can; false when no QP has anything left. */
 static bool mc_post_all(struct mclient *c, uint64_t size, uint64_t ops)
 {
-	bool busy = false;
-	uint32_t i;
+	uint32_t n = c->n_to_post;
 	int ret;
 
-	for (i = 0; i < c->n_qps; i++) {
-		struct mqp *q = &c->qps[i];
+	c->n_to_post = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t idx = c->to_post[k];
+		struct mqp *q = &c->qps[idx];
 
-		if (q->failed || q->done == ops)
+		q->to_post = false;
+		if (q->failed)
 			continue;
-		busy = true;
 		while (q->posted < ops && q->n_free) {
-			ret = mc_post_write(c, i, size);
+			ret = mc_post_write(c, idx, size);
 			if (ret == -EAGAIN)
 				break;	/* send queue or WIMM limit full: poll */
 			if (ret) {
@@ -98,10 +121,11 @@ static bool mc_post_all(struct mclient *c, uint64_t size, uint64_t ops)
 			}
 		}
 	}
-	return busy;
+	return c->qps_left > 0;
 }
 
-static void mc_complete(struct mclient *c, const struct mrc_wc *wc, uint64_t now)
+static void mc_complete(struct mclient *c, const struct mrc_wc *wc, uint64_t now,
+			uint64_t ops)
 {
 	uint64_t idx = wc->wr_id / c->o->depth;
 	struct mqp *q = idx < c->n_qps ? &c->qps[idx] : NULL;
@@ -120,7 +144,10 @@ static void mc_complete(struct mclient *c, const struct mrc_wc *wc, uint64_t now
 		return;
 	lat_add(c->hist, now - c->post_ns[wc->wr_id]);
 	c->free_slots[idx * c->o->depth + q->n_free++] = (uint32_t)(wc->wr_id % c->o->depth);
-	q->done++;
+	if (++q->done == ops && c->qps_left)
+		c->qps_left--;
+	else if (q->posted < ops)
+		mc_want_post(c, (uint32_t)idx);
 }
 
 /* During the timed loop: a server may report an error or vanish. */
@@ -158,8 +185,13 @@ static int mc_write_size(struct mclient *c, uint64_t size, uint64_t ops,
 	int n, k;
 
 	memset(c->hist, 0, sizeof(*c->hist));
-	for (i = 0; i < c->n_qps; i++)
+	c->n_to_post = 0;
+	for (i = 0; i < c->n_qps; i++) {
 		c->qps[i].posted = c->qps[i].done = 0;
+		c->qps[i].to_post = false;
+		mc_want_post(c, i);
+	}
+	c->qps_left = mc_count_left(c, ops);
 	start = now_ns();
 	while (mc_post_all(c, size, ops)) {
 		n = mrc_poll_cq(c->cq, POLL_BATCH, wc);
@@ -167,11 +199,13 @@ static int mc_write_size(struct mclient *c, uint64_t size, uint64_t ops,
 			return mc_fail(c, "mrc_poll_cq: %s", strerror(-n));
 		now = n ? now_ns() : 0;
 		for (k = 0; k < n; k++)
-			mc_complete(c, &wc[k], now);
+			mc_complete(c, &wc[k], now, ops);
 		if (++spins % CHECK_EVERY == 0) {
 			if (mc_check_alive(c, "WRITEs were in flight") || mc_check_servers(c))
 				return -1;
 			mc_drain_async(c);
+			/* A QP failed by an async event leaves without a completion. */
+			c->qps_left = mc_count_left(c, ops);
 		}
 	}
 	elapsed = now_ns() - start;

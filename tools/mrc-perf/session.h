@@ -60,6 +60,7 @@ struct session {
 	struct sqp *qps;
 	uint32_t n_up;			/* QPs created (and to destroy) */
 	uint32_t rq_depth;		/* receives per QP */
+	uint64_t hashed;		/* bytes checksummed since the last progress */
 
 	struct size_range ranges[MAX_SIZES];
 	int n_ranges;
