@@ -39,6 +39,7 @@
 #include <bpf/libbpf.h>
 
 #include "cc.h"
+#include "worklist.h"
 #include "mrc/nscc.h"
 
 /* Link speed assumed when a plane device does not report one. */
@@ -280,6 +281,7 @@ void mrc_cc_detach(struct mrc_qp *qp)
 
 	if (!g)
 		return;
+	mrc_wait_remove(g, qp);
 	g->inflight -= qp->cc_inflight < g->inflight ? qp->cc_inflight : g->inflight;
 	qp->cc = NULL;
 	qp->cc_inflight = 0;

@@ -182,6 +182,7 @@ static void context_free(struct mrc_context *ctx)
 	while (ctx->n_own)
 		mrc_destroy_qp(ctx->own[ctx->n_own - 1]);
 	free(ctx->own);
+	free(ctx->out);
 	free(ctx->qps);
 	for (int i = 0; i < ctx->n_mrs; i++)
 		free(ctx->mrs[i]);

@@ -64,6 +64,14 @@ struct mrc_send_wqe {
 
 #define MRC_EV_MARK_SLOTS	256	/* receiver verdict table, power of 2 */
 
+#define MRC_NOT_LISTED		UINT32_MAX
+
+/* A first-in first-out list of QPs, linked through the QPs themselves. */
+struct mrc_qp_fifo {
+	struct mrc_qp *head, *tail;
+	uint32_t n;
+};
+
 /* A congestion window of this context: one per destination (cc.c). */
 struct mrc_cc_group {
 	uint8_t peer[16];		/* the destination (its first plane address) */
@@ -73,6 +81,7 @@ struct mrc_cc_group {
 	bool pacing;			/* spread new packets over the RTT */
 	uint64_t pace_next_ns;		/* the next paced packet's departure */
 	struct mrc_cc_view *view;	/* mmapped */
+	struct mrc_qp_fifo waiters;	/* QPs the window held back (progress.c) */
 };
 
 struct mrc_qp {
@@ -80,6 +89,17 @@ struct mrc_qp {
 	uint32_t qpn;
 	uint32_t slot;
 	uint32_t own_idx;		/* where it is in ctx->own */
+	/*
+	 * Where the progress engine keeps it (progress.c): on the context's
+	 * ready list (something happened to it), on its window's waiters (a
+	 * send the congestion window held back), on the list of QPs with
+	 * packets out (their timers and window shares).
+	 */
+	struct mrc_qp *ready_next;
+	bool on_ready;
+	struct mrc_qp *wait_next;
+	bool on_wait;
+	uint32_t out_idx;		/* in ctx->out; MRC_NOT_LISTED when not */
 	enum mrc_qp_state state;
 	struct mrc_qp_init_attr init;
 	struct mrc_qp_attr attr;
@@ -136,6 +156,7 @@ struct mrc_qp {
 	uint32_t acks_requested;	/* ACK_REQs the next SACK answers (recv.c) */
 	uint32_t sack_hole_off;		/* the last hole window shown, from cack + 1 */
 	bool sack_due;
+	bool sack_listed;		/* in the receive batch's owed SACKs (recv.c) */
 	struct {			/* what the next SACK echoes */
 		uint32_t psn;
 		uint32_t ev;
@@ -186,6 +207,17 @@ struct mrc_context {
 	uint32_t n_own, cap_own;
 	struct mrc_mr **mrs;
 	int n_mrs, cap_mrs;
+	/*
+	 * What a round of progress visits (progress.c): the ready list, the
+	 * windows' waiters, a slice of the QPs with packets out (out, n_out
+	 * of them; out_cursor where the next slice starts) and a slice of all
+	 * (sweep_cursor), so a round costs the QPs with something to do, not
+	 * every QP of the context.
+	 */
+	struct mrc_qp_fifo ready;
+	struct mrc_qp **out;
+	uint32_t n_out, cap_out, out_cursor;
+	uint32_t sweep_cursor;
 
 	void *rx_scratch;		/* receive batch buffers (recv.c) */
 	uint64_t rx_truncated;		/* datagrams over them, dropped (recv.c) */

@@ -22,6 +22,7 @@
 #include "qp_state.h"
 #include "recv.h"
 #include "send.h"
+#include "worklist.h"
 
 /* Longest sleep with packets queued or out: the retransmission timer must run. */
 #define CC_MAX_SLEEP_NS		1000000ull
@@ -50,14 +51,49 @@
 #define PACE_SPIN_NS		20000ull
 /* Rounds in a row that read nothing before a sched_yield() (yield_if_deaf). */
 #define SPIN_YIELD_EVERY	16u
+/*
+ * A context with at most VISIT_ALL_QPS QPs visits every one each round.
+ * Above, a round visits the QPs on its lists (worklist.h): the ready ones,
+ * the waiters of windows with room, and slices of two lists: OUT_SLICE of
+ * the QPs with packets out (their share of the window, their timer, una
+ * moving) and SWEEP_SLICE of all, which catches what nothing signals (a
+ * SACK XDP owes after a duplicate, a fatal NACK whose event was lost,
+ * completions XDP could not write).
+ */
+#define VISIT_ALL_QPS		16u
+#define OUT_SLICE		128u
+#define SWEEP_SLICE		16u
 
 /* ---- the event ring ---------------------------------------------------- */
 
-/* The event-ring callback of libbpf's ring_buffer: events go to the sender. */
+/*
+ * A duplicate XDP dropped left a SACK owed (rx->sack_pending): the QP gets
+ * a turn, whose mrc_rx_send_acks sends it. Without the wakeup only the
+ * sweep would find it, a round or a sleep later, and the requester, whose
+ * resend it was, times out again.
+ */
+static void on_sack_due(struct mrc_context *ctx, const struct mrc_event *evt)
+{
+	struct mrc_qp *qp = mrc_qp_by_num(ctx, evt->qpn);
+
+	if (qp)
+		mrc_qp_wake(qp);
+}
+
+/*
+ * The event-ring callback of libbpf's ring_buffer: events go to the
+ * sender, but for SACK_DUE, the responder's.
+ */
 static int on_event(void *ctx, void *data, size_t size)
 {
-	if (size >= sizeof(struct mrc_event))
-		mrc_tx_handle_event(ctx, data);
+	const struct mrc_event *evt = data;
+
+	if (size < sizeof(struct mrc_event))
+		return 0;
+	if (evt->type == MRC_EVT_SACK_DUE)
+		on_sack_due(ctx, evt);
+	else
+		mrc_tx_handle_event(ctx, evt);
 	return 0;
 }
 
@@ -110,9 +146,33 @@ void mrc_progress_close(struct mrc_context *ctx)
 
 /* ---- sleeping when there is nothing to do ------------------------------ */
 
+static bool visits_all(const struct mrc_context *ctx)
+{
+	return ctx->n_own <= VISIT_ALL_QPS;
+}
+
+/* Has a window QPs waiting for it and room for the first of them? */
+static bool window_open(struct mrc_cc_group *g)
+{
+	return g->waiters.head && mrc_cc_has_room(g->waiters.head);
+}
+
+/* Listed QPs: a ready one, or a window that would let a waiter send. */
+static bool lists_want_cpu(struct mrc_context *ctx)
+{
+	if (ctx->ready.n)
+		return true;
+	for (uint32_t i = 0; i < ctx->n_cc; i++)
+		if (window_open(ctx->cc[i]))
+			return true;
+	return false;
+}
+
 /* Does any QP of the context need the CPU now (sends, resends, SACKs)? */
 static bool context_wants_cpu(struct mrc_context *ctx)
 {
+	if (!visits_all(ctx))
+		return lists_want_cpu(ctx);
 	for (uint32_t i = 0; i < ctx->n_own; i++) {
 		struct mrc_qp *qp = ctx->own[i];
 
@@ -134,10 +194,25 @@ static bool context_wants_cpu(struct mrc_context *ctx)
 static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 {
 	uint64_t sleep_ns = IDLE_MAX_SLEEP_NS, deadline;
+	/* Above VISIT_ALL_QPS: the QPs with packets out, and the waiters. */
+	bool all = visits_all(ctx);
+	uint32_t n = all ? ctx->n_own : ctx->n_out;
 
 	*paced = false;
-	for (uint32_t i = 0; i < ctx->n_own; i++) {
-		struct mrc_qp *qp = ctx->own[i];
+	for (uint32_t i = 0; i < ctx->n_cc && !all; i++) {
+		struct mrc_qp *qp = ctx->cc[i]->waiters.head;
+
+		if (!qp || !mrc_cc_pace_deadline(qp, &deadline))
+			continue;
+		if (deadline <= now + PACE_SPIN_NS)
+			return 0;
+		if (deadline - now < sleep_ns) {
+			sleep_ns = deadline - now;
+			*paced = true;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct mrc_qp *qp = all ? ctx->own[i] : ctx->out[i];
 
 		if (mrc_cc_pace_deadline(qp, &deadline)) {
 			if (deadline <= now + PACE_SPIN_NS)
@@ -299,7 +374,138 @@ static void yield_if_deaf(struct mrc_context *ctx, bool input)
 	ctx->wait.yields++;
 }
 
-/* Drive every QP of the context: events, receive, send, timers. */
+/* One QP's turn; true when it put something on the wire. */
+static bool take_turn(struct mrc_context *ctx, struct mrc_qp *qp)
+{
+	uint64_t before = qp_output(qp);
+
+	drive_qp(ctx, qp);
+	return qp_output(qp) != before;
+}
+
+/* Every QP, in turn (contexts of at most VISIT_ALL_QPS QPs). */
+static bool drive_all(struct mrc_context *ctx)
+{
+	bool busy = false;
+
+	/* The lists are not used here: empty the ready one. */
+	while (mrc_ready_pop(ctx))
+		;
+	for (uint32_t i = 0; i < ctx->n_own; i++)
+		busy |= take_turn(ctx, ctx->own[i]);
+	return busy;
+}
+
+/*
+ * After its turn, where the QP waits for the next one: the ready list
+ * (the CPU), its window's waiters, or an ack (una moving, which the slice
+ * of the QPs with packets out notices, as it does their timers).
+ */
+static void file_qp(struct mrc_qp *qp)
+{
+	if (qp->state != MRC_QP_RTS)
+		return;
+	if (__atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE) != qp->snd_nxt &&
+	    mrc_out_add(qp))
+		mrc_qp_wake(qp);	/* no memory for the list: poll it */
+	switch (mrc_tx_need(qp)) {
+	case MRC_TX_NOW:
+		mrc_qp_wake(qp);
+		break;
+	case MRC_TX_WINDOW:
+		if (qp->cc)
+			mrc_wait_push(qp->cc, qp);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A slice of the QPs with packets out: bring their share of the window up
+ * to date (XDP acks without telling us), and give a turn to those whose
+ * una moved (the responder's window opened, the timer restarts) or whose
+ * timer is due. A QP with nothing out, seen since, leaves the list.
+ */
+static void scan_out(struct mrc_context *ctx, uint64_t now)
+{
+	uint32_t seen = 0;
+
+	while (seen < OUT_SLICE && seen < ctx->n_out) {
+		struct mrc_qp *qp;
+		uint32_t una;
+		uint64_t deadline;
+
+		if (ctx->out_cursor >= ctx->n_out)
+			ctx->out_cursor = 0;
+		qp = ctx->out[ctx->out_cursor];
+		seen++;
+		mrc_cc_refresh(qp);
+		una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+		if (qp->state != MRC_QP_RTS ||
+		    (una == qp->snd_nxt && una == qp->una_seen)) {
+			mrc_out_remove(qp);	/* the last takes its index */
+			continue;
+		}
+		if (una != qp->una_seen ||
+		    (mrc_tx_deadline(qp, &deadline) && deadline <= now))
+			mrc_qp_wake(qp);
+		ctx->out_cursor++;
+	}
+}
+
+/* A slice of every QP gets a turn (see SWEEP_SLICE). */
+static void sweep(struct mrc_context *ctx)
+{
+	for (uint32_t i = 0; i < SWEEP_SLICE && i < ctx->n_own; i++) {
+		if (ctx->sweep_cursor >= ctx->n_own)
+			ctx->sweep_cursor = 0;
+		mrc_qp_wake(ctx->own[ctx->sweep_cursor++]);
+	}
+}
+
+/* Turns for the waiters of each window, while it has room. */
+static bool serve_waiters(struct mrc_context *ctx)
+{
+	bool busy = false;
+
+	for (uint32_t i = 0; i < ctx->n_cc; i++) {
+		struct mrc_cc_group *g = ctx->cc[i];
+		uint32_t left = g->waiters.n;
+
+		while (left-- && window_open(g)) {
+			struct mrc_qp *qp = mrc_wait_pop(g);
+
+			busy |= take_turn(ctx, qp);
+			file_qp(qp);
+			if (qp->on_wait)
+				break;	/* held back again: the window is full */
+		}
+	}
+	return busy;
+}
+
+/* The QPs on the lists (contexts of more than VISIT_ALL_QPS QPs). */
+static bool drive_listed(struct mrc_context *ctx)
+{
+	bool busy = false;
+	uint32_t n;
+
+	scan_out(ctx, mrc_now_ns());
+	sweep(ctx);
+	/* Those the round found ready; a QP filed ready again waits a round. */
+	for (n = ctx->ready.n; n; n--) {
+		struct mrc_qp *qp = mrc_ready_pop(ctx);
+
+		if (!qp)
+			break;
+		busy |= take_turn(ctx, qp);
+		file_qp(qp);
+	}
+	return serve_waiters(ctx) || busy;
+}
+
+/* Drive the QPs of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
 	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
@@ -308,15 +514,7 @@ static void progress(struct mrc_context *ctx)
 	/* The receive batch's SACKs go now, not after every QP's sends. */
 	mrc_rx_flush_acks(ctx);
 	busy = input;
-	for (uint32_t i = 0; i < ctx->n_own; i++) {
-		struct mrc_qp *qp = ctx->own[i];
-		uint64_t before;
-
-		before = qp_output(qp);
-		drive_qp(ctx, qp);
-		if (qp_output(qp) != before)
-			busy = true;
-	}
+	busy |= visits_all(ctx) ? drive_all(ctx) : drive_listed(ctx);
 	/* The round's batches: their SACKs count as the round's work. */
 	mrc_tx_flush(ctx);
 	if (mrc_rx_flush_acks(ctx) > 0)

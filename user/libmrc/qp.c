@@ -18,6 +18,7 @@
 #include "cc.h"
 #include "paths.h"
 #include "qp_state.h"
+#include "worklist.h"
 #include "recv.h"
 #include "send.h"
 
@@ -145,6 +146,7 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->rx = mrc_rx_state_of(ctx, qp->slot);
 	qp->tx = mrc_tx_state_of(ctx, qp->slot);
 	qp->state = MRC_QP_RESET;
+	qp->out_idx = MRC_NOT_LISTED;
 	/* A dead process's QP may have left its inner maps: free them now. */
 	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 	err = mrc_own_add(ctx, qp);
@@ -468,6 +470,7 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	remove_peers(qp);
 	qp->state = MRC_QP_RESET;
 	mrc_qp_publish_state(qp);
+	mrc_qp_unlist(qp);
 	mrc_cc_detach(qp);
 	/* Its send log and per-EV counters go (their memory with them). */
 	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);

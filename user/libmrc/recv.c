@@ -560,13 +560,14 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 		qp->sack_due = true;
 }
 
-static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
+/* The QP the packet was for when it left a SACK owed, else NULL. */
+static struct mrc_qp *handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 {
 	struct mrc_qp *qp;
 	int peer;
 
 	if (p->len < sizeof(struct mrc_bth))
-		return;
+		return NULL;
 	p->bth = (const void *)p->buf;
 	p->opcode = p->bth->opcode;
 	p->qpn = ntohl(p->bth->dqpn) & MRC_QPN_MASK;
@@ -574,13 +575,13 @@ static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 	p->flags = ntohl(p->bth->psn) >> 24;
 	qp = mrc_qp_by_num(ctx, p->qpn);
 	if (!qp || (qp->state != MRC_QP_RTR && qp->state != MRC_QP_RTS))
-		return;
+		return NULL;
 	peer = peer_index(qp, p->from);
 	if (peer < 0)
-		return;
+		return NULL;
 	if (!mrc_qp_key_ok(qp, p->bth)) {
 		qp->counters.rx_bad_key++;
-		return;
+		return NULL;
 	}
 	if (mrc_opcode_is_data(p->opcode)) {
 		handle_data(qp, p, peer);
@@ -588,6 +589,7 @@ static void handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 		note_trigger(qp, p, 0, peer);
 		qp->sack_due = true;
 	}
+	return qp->sack_due ? qp : NULL;
 }
 
 static uint8_t packet_tos(struct msghdr *mh)
@@ -641,19 +643,42 @@ static void prepare_batch(struct rx_batch *b)
 }
 
 /*
- * The end of a receive batch: every SACK owed (ack requests, out of
- * order arrivals, duplicates) goes now, one per QP.
+ * The QPs of a receive batch that owe a SACK (ack requests, out of order
+ * arrivals), each once: at most one per datagram.
  */
-static void send_owed_sacks(struct mrc_context *ctx)
+struct owed_sacks {
+	int n;
+	struct mrc_qp *qp[MRC_RX_BATCH];
+};
+
+static void note_owed_sack(struct owed_sacks *o, struct mrc_qp *qp)
 {
-	for (uint32_t i = 0; i < ctx->n_own; i++)
-		mrc_rx_send_acks(ctx->own[i]);
+	if (!qp || qp->sack_listed || o->n == MRC_RX_BATCH)
+		return;
+	qp->sack_listed = true;
+	o->qp[o->n++] = qp;
+}
+
+/*
+ * The end of a receive batch: the SACKs its packets made owed go now, one
+ * per QP. Only the batch's QPs are visited (a walk over every QP of the
+ * context cost 4,096 visits a batch); what XDP owes (a duplicate it
+ * dropped, rx->sack_pending) goes when progress drives the QP.
+ */
+static void send_owed_sacks(struct owed_sacks *o)
+{
+	for (int i = 0; i < o->n; i++) {
+		o->qp[i]->sack_listed = false;
+		mrc_rx_send_acks(o->qp[i]);
+	}
+	o->n = 0;
 }
 
 /* Take what the socket holds, a bounded number of batches per call. */
 int mrc_rx_progress(struct mrc_context *ctx)
 {
 	struct rx_batch *rx_batch = ctx->rx_scratch;
+	struct owed_sacks owed = { 0 };
 	int taken = 0;
 
 	if (!rx_batch) {
@@ -689,9 +714,9 @@ int mrc_rx_progress(struct mrc_context *ctx)
 				.arrival_ns = packet_arrival_ns(&rx_batch->msgs[i].msg_hdr),
 			};
 
-			handle_packet(ctx, &p);
+			note_owed_sack(&owed, handle_packet(ctx, &p));
 		}
-		send_owed_sacks(ctx);
+		send_owed_sacks(&owed);
 		if (n < MRC_RX_BATCH)
 			break;
 	}

@@ -36,6 +36,7 @@
 #include "cq_mr.h"
 #include "qp_state.h"
 #include "send.h"
+#include "worklist.h"
 
 /* Headers of one data packet, in wire order (the longest form). */
 struct data_hdr {
@@ -177,6 +178,7 @@ int mrc_post_write(struct mrc_qp *qp, const struct mrc_send_wr *wr)
 	rec->last_psn = wqe->first_psn + wqe->npkts - 1;
 	__atomic_store_n(&qp->tx->wr_tail, tail + 1, __ATOMIC_RELEASE);
 	qp->sq_tail++;
+	mrc_qp_wake(qp);
 	return 0;
 }
 
@@ -450,6 +452,26 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 }
 
 /*
+ * The QP's new packets stop with some left (its congestion window, its
+ * pace or the responder's window held them back): its last packet still
+ * in the batch asks for an ack. Otherwise a packet in the middle of a
+ * WRITE is acked only along with a later one (the WRITE's last, or every
+ * MRC_ACK_EVERY-th), which waits for the window: with thousands of QPs
+ * taking turns in one window, longer than the retransmission timeout.
+ */
+static void ask_ack_of_last(struct tx_batch *b, const struct mrc_qp *qp)
+{
+	struct mrc_bth bth;
+
+	if (!b->n || b->qp[b->n - 1] != qp || !b->npkts)
+		return;		/* sent already, or none of its packets */
+	/* Copied out and back: the header struct is packed. */
+	memcpy(&bth, &b->hdr[b->npkts - 1].bth, sizeof(bth));
+	bth.psn |= htonl((uint32_t)MRC_BTH_F_ACK_REQ << 24);
+	memcpy(&b->hdr[b->npkts - 1].bth, &bth, sizeof(bth));
+}
+
+/*
  * New packets, as far as the responder's window [una, una + MPR) and the
  * destination's congestion window allow.
  */
@@ -462,8 +484,10 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_send);
 		uint32_t psn = wqe->first_psn + qp->sq_next_pkt;
 
-		if (psn - una >= window || !mrc_cc_may_send(qp))
+		if (psn - una >= window || !mrc_cc_may_send(qp)) {
+			ask_ack_of_last(b, qp);
 			break;
+		}
 		/* This ring slot may still hold bits of psn - window. */
 		mrc_bit_clear(qp->tx->sacked, psn);
 		qp->snd_nxt = psn + 1;
@@ -500,6 +524,29 @@ bool mrc_tx_wants_cpu(struct mrc_qp *qp)
 		return false;
 	mrc_cc_refresh(qp);
 	return mrc_cc_has_room(qp);
+}
+
+/*
+ * Right after the QP's turn (mrc_tx_progress): cc_blocked says the window
+ * held a send back in that turn (mrc_cc_refresh cleared it at its start).
+ */
+enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp)
+{
+	uint32_t una, psn;
+
+	if (qp->state != MRC_QP_RTS)
+		return MRC_TX_NOTHING;
+	if (qp->retx_head != qp->retx_tail)
+		return MRC_TX_NOW;
+	if (qp->sq_send == qp->sq_tail)
+		return MRC_TX_NOTHING;
+	if (qp->cc_blocked)
+		return MRC_TX_WINDOW;
+	una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	psn = wqe_at((struct mrc_qp *)qp, qp->sq_send)->first_psn + qp->sq_next_pkt;
+	if (psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT)
+		return MRC_TX_PEER;
+	return MRC_TX_NOW;
 }
 
 /* Has the QP packets out that a timer may have to resend (its deadline)? */
@@ -863,6 +910,8 @@ void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt)
 	qp = mrc_qp_by_num(ctx, evt->qpn);
 	if (!qp || qp->state != MRC_QP_RTS)
 		return;
+	/* Its window moved, or a resend is queued: it gets a turn. */
+	mrc_qp_wake(qp);
 	switch (evt->type) {
 	case MRC_EVT_COMPLETION:
 		on_completion(qp, evt);

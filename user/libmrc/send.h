@@ -22,6 +22,19 @@ void mrc_tx_flush(struct mrc_context *ctx);
 void mrc_tx_close(struct mrc_context *ctx);
 /* An event XDP wrote to the context's ring (completion, loss, fatal NACK). */
 void mrc_tx_handle_event(struct mrc_context *ctx, const struct mrc_event *evt);
+/*
+ * What a QP in RTS waits for after its turn, so the progress engine knows
+ * when to give it the next one: nothing (idle, or a responder only), the
+ * CPU (resends queued, or sends the socket held back), its destination's
+ * congestion window, or the responder's window (an ack, seen as una moving).
+ */
+enum mrc_tx_need {
+	MRC_TX_NOTHING,
+	MRC_TX_NOW,
+	MRC_TX_WINDOW,
+	MRC_TX_PEER,
+};
+enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp);
 /* What the progress engine asks before it lets the context sleep. */
 bool mrc_tx_wants_cpu(struct mrc_qp *qp);
 bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns);
