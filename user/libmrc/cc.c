@@ -440,6 +440,19 @@ bool mrc_cc_nearly_full(const struct mrc_qp *qp)
 }
 
 /*
+ * A send the window held back: when it is full, or when other QPs wait
+ * for it (progress.c serves them in turn), the QP's next turn may come
+ * after a retransmission timeout. Not when only the pace held it back
+ * and nobody else waits: the pace lets it go within a gap.
+ */
+bool mrc_cc_crowded(const struct mrc_qp *qp)
+{
+	const struct mrc_cc_group *g = qp->cc;
+
+	return g && (g->waiters.n || !window_has_room(g, qp->attr.path_mtu));
+}
+
+/*
  * Account a new packet: bytes in flight, and the pace's next departure,
  * one gap on; after a pause the pace may lend up to PACE_BURST_PKTS gaps.
  */

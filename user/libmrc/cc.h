@@ -26,6 +26,8 @@ void mrc_cc_refresh(struct mrc_qp *qp);
 bool mrc_cc_has_room(const struct mrc_qp *qp);
 bool mrc_cc_may_send(struct mrc_qp *qp);
 bool mrc_cc_nearly_full(const struct mrc_qp *qp);
+/* Is the window full, or do other QPs wait for it (its next turn may be late)? */
+bool mrc_cc_crowded(const struct mrc_qp *qp);
 /* Most packets of one UDP GSO burst the window allows (UINT32_MAX: none). */
 uint32_t mrc_cc_burst_cap(const struct mrc_qp *qp);
 void mrc_cc_sent(struct mrc_qp *qp);

@@ -452,9 +452,9 @@ static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 }
 
 /*
- * The QP's new packets stop with some left (its congestion window, its
- * pace or the responder's window held them back): its last packet still
- * in the batch asks for an ack. Otherwise a packet in the middle of a
+ * The QP's new packets stop with some left, held back by a window that is
+ * full or that other QPs wait for: its last packet still in the batch
+ * asks for an ack. Otherwise a packet in the middle of a
  * WRITE is acked only along with a later one (the WRITE's last, or every
  * MRC_ACK_EVERY-th), which waits for the window: with thousands of QPs
  * taking turns in one window, longer than the retransmission timeout.
@@ -484,8 +484,11 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_send);
 		uint32_t psn = wqe->first_psn + qp->sq_next_pkt;
 
-		if (psn - una >= window || !mrc_cc_may_send(qp)) {
-			ask_ack_of_last(b, qp);
+		if (psn - una >= window)
+			break;
+		if (!mrc_cc_may_send(qp)) {
+			if (mrc_cc_crowded(qp))
+				ask_ack_of_last(b, qp);
 			break;
 		}
 		/* This ring slot may still hold bits of psn - window. */
