@@ -3,7 +3,8 @@
 # data; installed with dpkg into a scratch root (its own dpkg database,
 # maintainer scripts run without chroot and must leave this system alone);
 # the installed mrcd started in a lab the way mrcd.service starts it (its
-# ExecStart, re-rooted, reading the installed /etc/mrc/mrcd.conf), then a
+# ExecStart, re-rooted, reading the installed /etc/mrc/mrcd.conf; with the
+# unit's capability bounding set and no_new_privs), then a
 # verified transfer with the installed mrc-perf, mrcctl's view of the
 # configuration, a reload (ExecReload) and an application built with
 # `pkg-config --cflags --libs mrc` against the scratch root and run
@@ -208,14 +209,29 @@ wait_ready() {
 	return 1
 }
 
+# h1's mrcd as the unit confines it: only the capabilities of its
+# CapabilityBoundingSet, NoNewPrivileges (what setpriv can do of the unit's
+# sandbox without systemd; its reload below needs them too).
+unit_caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$R$UNIT" | tr ' ' '\n' |
+	sed -n 's/^CAP_\(.*\)/+\1/p' | tr 'A-Z' 'a-z' | paste -sd, -)
+confine_h1=(setpriv --no-new-privs --bounding-set "-all,$unit_caps" --inh-caps -all)
+grep -qx 'NoNewPrivileges=yes' "$R$UNIT" || confine_h1=("${confine_h1[@]:1}")
+
 begin deb.installed_mrcd
+check "the unit names capabilities" test -n "$unit_caps"
 for h in h1 h2; do
+	confine=()
+	[ "$h" = h1 ] && confine=("${confine_h1[@]}")
 	# Not through lab(): $! must be mrcd itself (mrc-lab execs into it).
-	"$LAB_CMD" exec --name "$LAB" "$h" -- "${exec_start[@]}" > "$tmp/mrcd-$h.log" 2>&1 &
+	"$LAB_CMD" exec --name "$LAB" "$h" -- "${confine[@]}" "${exec_start[@]}" \
+		> "$tmp/mrcd-$h.log" 2>&1 &
 	MRCD_PID[$h]=$!
 	BG_PIDS+=($!)
 done
 check "h1's mrcd ready" wait_ready h1 1
+check "h1's mrcd runs with no_new_privs" grep -qP '^NoNewPrivs:\t1$' "/proc/${MRCD_PID[h1]}/status"
+check "h1's mrcd has a smaller bounding set" test \
+	"$(grep CapBnd "/proc/${MRCD_PID[h1]}/status")" != "$(grep CapBnd /proc/self/status)"
 check "h2's mrcd ready" wait_ready h2 1
 lab exec h1 -- "$MRCCTL_I" status --json > "$tmp/status.json"
 check "planes from the file" eq "$(jq -r '[.planes[].name] | join(",")' "$tmp/status.json")" p1,p2
