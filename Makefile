@@ -341,6 +341,7 @@ install: all lib
 		install -m 0644 packaging/mrcd.conf $(DESTDIR)$(SYSCONFDIR)/mrc/mrcd.conf
 	install -m 0644 $(INSTALLED_MANS) $(DESTDIR)$(MANDIR)/man8/
 	gzip -9nf $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(INSTALLED_MANS)))
+	[ -n "$(DESTDIR)" ] || ldconfig
 
 # The Debian package build/mrc-xdp_VERSION_ARCH.deb (packaging/mkdeb.sh).
 deb:

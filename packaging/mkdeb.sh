@@ -2,7 +2,8 @@
 # mkdeb.sh STAGE VERSION: build the Debian package mrc-xdp from the built
 # tree (`make deb` runs it after `make all lib`): `make install` with
 # PREFIX=/usr into STAGE, then DEBIAN/ (control with the dependencies
-# dpkg-shlibdeps finds, conffiles, md5sums, maintainer scripts) and
+# dpkg-shlibdeps finds, conffiles, md5sums, triggers, shlibs, maintainer
+# scripts) and
 # dpkg-deb --build. Prints the path of the package, next to STAGE:
 # build/mrc-xdp_VERSION_ARCH.deb. MAINTAINER overrides the Maintainer field.
 set -eu
@@ -62,6 +63,13 @@ write_debian() {
 	(cd "$STAGE" && find etc -type f | sed 's|^|/|' | sort) > "$STAGE/DEBIAN/conffiles"
 	(cd "$STAGE" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -print |
 		sed 's|^\./||' | sort | xargs md5sum) > "$STAGE/DEBIAN/md5sums"
+	# libmrc: dpkg runs ldconfig after installing it (libc-bin's trigger),
+	# and a package linking it depends on this one (shlibs).
+	echo "activate-noawait ldconfig" > "$STAGE/DEBIAN/triggers"
+	so=$(find "$STAGE" -name 'libmrc.so.*' -type f | head -n 1)
+	[ -n "$so" ] || die "no libmrc.so.N in $STAGE"
+	echo "libmrc ${so##*.so.} mrc-xdp (>= $VERSION)" > "$STAGE/DEBIAN/shlibs"
+	chmod 0644 "$STAGE/DEBIAN/triggers" "$STAGE/DEBIAN/shlibs"
 	for s in postinst prerm postrm; do
 		install -m 0755 "$HERE/debian/$s" "$STAGE/DEBIAN/$s"
 	done

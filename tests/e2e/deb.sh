@@ -65,6 +65,10 @@ check "version from VERSION" eq "$(dpkg-deb -f "$PKG" Version)" "$VERSION"
 check "architecture" eq "$(dpkg-deb -f "$PKG" Architecture)" "$ARCH"
 check "conffiles" eq "$(dpkg-deb -I "$PKG" conffiles)" "$CONF"
 dpkg-deb -e "$PKG" "$tmp/DEBIAN"
+soname=$(objdump -p "$ROOT/build/libmrc.so.0" | awk '$1 == "SONAME" { print $2 }')
+check "shlibs names libmrc's soname" eq "$(cat "$tmp/DEBIAN/shlibs")" \
+	"libmrc ${soname#libmrc.so.} mrc-xdp (>= $VERSION)"
+check "ldconfig trigger" eq "$(cat "$tmp/DEBIAN/triggers")" "activate-noawait ldconfig"
 for s in postinst prerm postrm; do
 	check "$s is a dash script" dash -n "$tmp/DEBIAN/$s"
 done
