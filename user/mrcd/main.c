@@ -373,6 +373,18 @@ static const struct option *config_option(const char *key)
 	return NULL;
 }
 
+/* "planes, pin-dir, ...": the keys, for the error about an unknown one. */
+static const char *known_config_keys(char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]) && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+				      config_keys[i]);
+	return buf;
+}
+
 struct config_ctx {
 	struct agent *a;
 	struct arg_state *st;
@@ -402,9 +414,8 @@ static int config_entry(const struct conf_entry *e, void *arg)
 
 	snprintf(where, sizeof(where), "%s:%u", cx->path, e->line);
 	if (!o) {
-		pr_err("%s: unknown key '%s' (known: planes, pin-dir, port, pidfile, "
-		       "xdp-mode, probe-successes, probe-interval-ms, peers, max-qps, "
-		       "max-contexts, verbose)\n", where, e->key);
+		pr_err("%s: unknown key '%s' (known: %s)\n", where, e->key,
+		       known_config_keys(list, sizeof(list)));
 		return EXIT_USAGE;
 	}
 	if (o->has_arg == no_argument) {
@@ -416,8 +427,10 @@ static int config_entry(const struct conf_entry *e, void *arg)
 			return 0;
 	} else if (o->val == 'P' || o->val == 'R') {
 		/* Lists: "p1 p2" as well as "p1,p2". */
-		if (conf_list_to_commas(e->value, list, sizeof(list)))
+		if (conf_list_to_commas(e->value, list, sizeof(list))) {
+			pr_err("%s: %s: list too long\n", where, e->key);
 			return EXIT_USAGE;
+		}
 		value = list;
 	}
 	/* Values outlive the file: the options keep pointers to them. */
