@@ -5,7 +5,7 @@
 # dpkg-shlibdeps finds, conffiles, md5sums, triggers, shlibs, maintainer
 # scripts) and
 # dpkg-deb --build. Prints the path of the package, next to STAGE:
-# build/mrc-xdp_VERSION_ARCH.deb. MAINTAINER overrides the Maintainer field.
+# build/mrc-xdp_VERSION_ARCH.deb.
 set -eu
 
 VERSION=$2
@@ -14,7 +14,18 @@ mkdir -p "$(dirname "$1")"
 OUT_DIR=$(cd "$(dirname "$1")" && pwd)
 STAGE=$OUT_DIR/$(basename "$1")
 LOG=$OUT_DIR/deb.log
-MAINTAINER=${MAINTAINER:-MRC-XDP developers <mrc-xdp@invalid>}
+# Maintainer: MAINTAINER, else DEBFULLNAME/DEBEMAIL (as dch), else git's
+# user, else a placeholder lintian will flag.
+maintainer() {
+	name=${DEBFULLNAME:-$(git -C "$HERE/.." config user.name 2>/dev/null || true)}
+	mail=${DEBEMAIL:-$(git -C "$HERE/.." config user.email 2>/dev/null || true)}
+	if [ -n "$name" ] && [ -n "$mail" ]; then
+		echo "$name <$mail>"
+	else
+		echo "MRC-XDP developers <mrc-xdp@invalid>"
+	fi
+}
+MAINTAINER=${MAINTAINER:-$(maintainer)}
 
 die() { echo "mkdeb: $*" >&2; exit 1; }
 
@@ -76,7 +87,29 @@ write_debian() {
 	chmod 0644 "$STAGE/DEBIAN/control" "$STAGE/DEBIAN/conffiles" "$STAGE/DEBIAN/md5sums"
 }
 
+# Programs and libmrc.so stripped as Debian ships them (the BPF objects
+# keep their BTF: libbpf needs it); doc: copyright, changelog, overrides.
+finish_files() {
+	find "$STAGE/usr/lib" -type f \( -perm -u+x -o -name '*.so.*' \) |
+	while read -r f; do
+		head -c4 "$f" | grep -q ELF || continue
+		strip --strip-unneeded --remove-section=.comment --remove-section=.note "$f"
+	done
+	doc=$STAGE/usr/share/doc/mrc-xdp
+	install -d "$doc" "$STAGE/usr/share/lintian/overrides"
+	install -m 0644 "$HERE/debian/copyright" "$doc/copyright"
+	install -m 0644 "$HERE/debian/lintian-overrides" \
+		"$STAGE/usr/share/lintian/overrides/mrc-xdp"
+	# A native package's changelog: this build, dated by its commit.
+	when=$(git -C "$HERE/.." log -1 --format=%cD 2>/dev/null || date -R)
+	commit=$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
+	printf 'mrc-xdp (%s) unstable; urgency=medium\n\n  * Built from the source tree, commit %s.\n\n -- %s  %s\n' \
+		"$VERSION" "$commit" "$MAINTAINER" "$when" | gzip -9n > "$doc/changelog.gz"
+	chmod 0644 "$doc/changelog.gz"
+}
+
 stage_files
+finish_files
 write_debian
 dpkg-deb --root-owner-group -Zxz --build "$STAGE" "$PKG" >> "$LOG" 2>&1 ||
 	{ cat "$LOG" >&2; die "dpkg-deb --build failed"; }

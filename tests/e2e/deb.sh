@@ -50,7 +50,8 @@ expected_files() {
 	for p in mrcd mrcctl mrc-perf mrc-lab; do echo "usr/share/man/man8/$p.8.gz"; done
 	for h in "$ROOT"/include/mrc/*.h; do echo "usr/include/mrc/$(basename "$h")"; done
 	printf '%s\n' "${LIBDIR#/}/libmrc.so.0" "${LIBDIR#/}/libmrc.so" "${LIBDIR#/}/libmrc.a" \
-		"${LIBDIR#/}/pkgconfig/mrc.pc" "${UNIT#/}" "${CONF#/}"
+		"${LIBDIR#/}/pkgconfig/mrc.pc" "${UNIT#/}" "${CONF#/}" \
+		usr/share/doc/mrc-xdp/copyright usr/share/doc/mrc-xdp/changelog.gz
 }
 
 begin deb.contents
@@ -72,6 +73,17 @@ check "ldconfig trigger" eq "$(cat "$tmp/DEBIAN/triggers")" "activate-noawait ld
 for s in postinst prerm postrm; do
 	check "$s is a dash script" dash -n "$tmp/DEBIAN/$s"
 done
+end
+
+begin deb.lintian
+if command -v lintian > /dev/null; then
+	lintian --fail-on error,warning "$PKG" > "$tmp/lintian.out" 2>&1
+	rc=$?
+	check "lintian finds no error or warning" eq "$rc" 0
+	[ $rc -eq 0 ] || grep -E '^[EW]:' "$tmp/lintian.out" | sed 's/^/    /' >&2
+else
+	echo "  lintian missing: package not linted" >&2
+fi
 end
 
 # --- installed into a scratch root ---------------------------------------

@@ -24,8 +24,10 @@ bad_file() {
 	conf "$@"
 	hx h1 "$MRCD" --config "$tmp/mrcd.conf" > "$tmp/err" 2>&1
 	check "$what: exit 2" eq "$?" 2
-	check "$what: says '$want'" grep -qF -- "$want" "$tmp/err" ||
+	if ! grep -qF -- "$want" "$tmp/err"; then
+		check "$what: says '$want'" false
 		sed 's/^/    mrcd: /' "$tmp/err" >&2
+	fi
 }
 
 begin mrcd_config.bad_files
