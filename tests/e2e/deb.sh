@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The Debian package (`make deb`, packaging/): its contents and control
-# data; installed with dpkg into a scratch root (its own dpkg database,
-# maintainer scripts run without chroot and must leave this system alone);
-# the installed mrcd started in a lab the way mrcd.service starts it (its
-# ExecStart, re-rooted, reading the installed /etc/mrc/mrcd.conf; with the
-# unit's capability bounding set and no_new_privs), then a
-# verified transfer with the installed mrc-perf, mrcctl's view of the
-# configuration, a reload (ExecReload) and an application built with
-# `pkg-config --cflags --libs mrc` against the scratch root and run
-# against the live mrcd; removal and purge. Needs dpkg-dev and pkg-config.
+# The Debian package (`make deb`, packaging/): its contents, control data
+# and lintian's verdict (when installed); installed with dpkg into a
+# scratch root (its own dpkg database; the maintainer scripts run without
+# chroot and must leave this system alone); a lab brought up by the
+# installed mrc-lab, the installed mrcd started there the way
+# mrcd.service starts it (its ExecStart re-rooted, reading the installed
+# /etc/mrc/mrcd.conf, with the unit's capability bounding set and
+# no_new_privs); a verified transfer with the installed mrc-perf,
+# mrcctl's view of the configuration, a reload (ExecReload), an
+# application built with `pkg-config --cflags --libs mrc` against the
+# scratch root and run against the live mrcd; removal and purge. Needs
+# dpkg-dev and pkg-config.
 . "$(dirname "$0")/lib.sh"
 
 for tool in dpkg-deb dpkg-shlibdeps pkg-config gcc; do
@@ -191,7 +193,11 @@ check "only mrc.h's functions exported" eq "$extra" ""
 end
 
 # --- the installed mrcd in a lab -----------------------------------------
+# The lab itself from the installed mrc-lab (it finds the installed
+# mrc-labctl next to itself).
+LAB_CMD=$R/usr/bin/mrc-lab
 LAB_PREFIX=deb lab_up --hosts 2 --planes 2 --spines 1
+check_lab_up() { [[ $("$LAB_CMD" list 2>/dev/null) == *"$LAB: 2 hosts"* ]]; }
 trap 'lab_cleanup; rm -rf "$tmp"' EXIT
 
 # The operator's edit: planes set, a limit changed, the documented
@@ -297,6 +303,10 @@ end
 
 # --- removal and purge ----------------------------------------------------
 begin deb.remove_purge
+# Down with the installed mrc-lab while it is there.
+check "the installed mrc-lab brought the lab up" check_lab_up
+lab_cleanup
+LAB=""
 dpkg --root="$R" --force-script-chrootless --log=/dev/null -r mrc-xdp > "$tmp/rm.out" 2>&1
 check "dpkg -r succeeds" eq "$?" 0
 check "programs gone" test ! -e "$R/usr/lib/mrc-xdp/mrcd"
