@@ -54,7 +54,7 @@ shlib_depends() {
 		> "$tmp/debian/control"
 	elves=$(find "$STAGE" -type f \( -perm -u+x -o -name '*.so.*' \) \
 		-exec sh -c 'head -c4 "$1" | grep -q "ELF"' _ {} \; -print)
-	# shellcheck disable=SC2086 # one argument per file, no blanks in them
+	# shellcheck disable=SC2046 # one argument per file, no blanks in them
 	deps=$(cd "$tmp" && dpkg-shlibdeps -O $(for f in $elves; do echo "-e$f"; done) \
 		2>> "$LOG") || { rm -rf "$tmp"; cat "$LOG" >&2; die "dpkg-shlibdeps failed"; }
 	rm -rf "$tmp"

@@ -110,8 +110,8 @@ end
 begin deb.depends
 depends=$(dpkg-deb -f "$PKG" Depends)
 bad=""
-for so in $(find "$R/usr" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print |
-	    xargs objdump -p 2>/dev/null | awk '$1 == "NEEDED" { print $2 }' | sort -u); do
+for so in $(find "$R/usr" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print0 |
+	    xargs -0 objdump -p 2>/dev/null | awk '$1 == "NEEDED" { print $2 }' | sort -u); do
 	case $so in ld-linux*|libmrc.so*) continue ;; esac
 	path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
 	pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
@@ -167,9 +167,11 @@ C
 
 begin deb.pkg_config
 check "modversion" eq "$(pc --modversion mrc)" "$VERSION"
-check "cflags point into the root" eq "$(echo $(pc --cflags mrc))" "-I$R/usr/include"
+cflags=$(pc --cflags mrc)
+check "cflags point into the root" eq "${cflags% }" "-I$R/usr/include"
 bad=""
 for h in "$R"/usr/include/mrc/*.h; do
+	# shellcheck disable=SC2046 # pkg-config's words are separate arguments
 	echo "#include <mrc/$(basename "$h")>" |
 		gcc -std=gnu11 -Wall -Wextra -Werror $(pc --cflags mrc) -fsyntax-only -x c - ||
 		bad+=" $(basename "$h")"
@@ -235,7 +237,7 @@ wait_ready() {
 # CapabilityBoundingSet, NoNewPrivileges (what setpriv can do of the unit's
 # sandbox without systemd; its reload below needs them too).
 unit_caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$R$UNIT" | tr ' ' '\n' |
-	sed -n 's/^CAP_\(.*\)/+\1/p' | tr 'A-Z' 'a-z' | paste -sd, -)
+	sed -n 's/^CAP_\(.*\)/+\1/p' | tr '[:upper:]' '[:lower:]' | paste -sd, -)
 confine_h1=(setpriv --no-new-privs --bounding-set "-all,$unit_caps" --inh-caps -all)
 grep -qx 'NoNewPrivileges=yes' "$R$UNIT" || confine_h1=("${confine_h1[@]:1}")
 
