@@ -5,8 +5,9 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
-PREFIX	?= /usr/local
 BUILD	:= build
+# The one version of everything (libmrc, mrcd --version, the package).
+VERSION	:= $(shell cat VERSION)
 BPF_OUT	:= $(BUILD)/bpf
 SKEL	:= $(BUILD)/skel
 
@@ -125,7 +126,7 @@ TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/un
 	      $(foreach n,$(BPF_NAMES),$(call objs_of,$(call test_srcs,tests/bpf,$(n)))) \
 	      $(FIXTURE_OBJS) $(FUZZ_OBJS) $(MRCFUZZ_OBJS)
 
-.PHONY: all deps check-tools test demo bench fuzz install clean
+.PHONY: all deps check-tools test demo bench fuzz lib install deb clean
 all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS) \
 	$(TEST_TOOLS)
 
@@ -192,7 +193,12 @@ $(SKEL)/%.skel.h: $(BPF_OUT)/%.bpf.o
 $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(VERSION_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+
+# The objects that say the version, rebuilt when it changes.
+VERSION_USERS := $(call objs_of,user/libmrc/base.c user/mrcd/main.c)
+$(VERSION_USERS) $(BUILD)/pic/user/libmrc/base.o: VERSION
+$(VERSION_USERS) $(BUILD)/pic/user/libmrc/base.o: VERSION_CFLAGS := -DMRC_VERSION='"$(VERSION)"'
 
 # Only the objects that embed or drive a skeleton wait for one. The wait
 # is order-only: the compiler's dependency files (-MMD) then make each
@@ -261,20 +267,86 @@ $(foreach n,$(BPF_NAMES),$(eval $(call bpf_test_rule,$(n))))
 # The fuzzer's short run and checker tests link its engine.
 $(BUILD)/tests/test_fuzz: $(FUZZ_OBJS) $(COMMON)
 
+# --- libmrc as a shared library --------------------------------------------
+# libmrc.so.$(LIBMRC_SOVERSION) for applications (`make lib`, installed by
+# `make install`): libmrc's and the common code's objects compiled again
+# as position-independent code into build/pic/, so the programs' own
+# objects stay as they are. It exports the functions of mrc.h and nothing
+# else (a version script made from the header), and links what it uses
+# (libbpf) itself, so `pkg-config --libs mrc` is just -lmrc.
+LIBMRC_SOVERSION := 0
+LIBMRC_SO   := $(BUILD)/libmrc.so.$(LIBMRC_SOVERSION)
+LIBMRC_MAP  := $(BUILD)/libmrc.map
+PIC_OBJS    := $(patsubst $(BUILD)/obj/%,$(BUILD)/pic/%,$(LIBMRC_OBJS))
+
+lib: $(LIBMRC) $(LIBMRC_SO)
+
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC-PIC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fPIC $(VERSION_CFLAGS) $(LIBBPF_CFLAGS) -c $< -o $@
+
+$(LIBMRC_MAP): include/mrc/mrc.h
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q){ echo 'MRC_$(LIBMRC_SOVERSION) {'; echo 'global:'; \
+	  sed -n 's/^[a-z].*[ *]\(mrc_[a-z0-9_]*\)(.*/\t\1;/p' $< | sort -u; \
+	  echo 'local: *;'; echo '};'; } > $@
+
+$(LIBMRC_SO): $(PIC_OBJS) $(LIBMRC_MAP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libmrc.so.$(LIBMRC_SOVERSION) \
+		-Wl,--version-script=$(LIBMRC_MAP) -Wl,-z,defs -Wl,--as-needed \
+		$(CFLAGS) $(PIC_OBJS) $(LIBBPF_LIBS) -o $@
+
 # --- install ---------------------------------------------------------------
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf \
-		$(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(INSTALLED_PROGS) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
-	install -m 0755 lab/mrc-lab $(DESTDIR)$(PREFIX)/lib/mrc-xdp/
-	ln -sf ../lib/mrc-xdp/mrc-lab $(DESTDIR)$(PREFIX)/bin/mrc-lab
-	install -m 0644 $(filter-out %/trivial.bpf.o,$(BPF_OBJS)) $(DESTDIR)$(PREFIX)/lib/mrc-xdp/bpf/
-	install -d $(DESTDIR)$(PREFIX)/include/mrc
-	install -m 0644 include/mrc/mrc.h include/mrc/abi.h include/mrc/abi_cc.h $(DESTDIR)$(PREFIX)/include/mrc/
-	install -m 0644 $(LIBMRC) $(DESTDIR)$(PREFIX)/lib/
-	for p in mrcd mrcctl mrc-perf; do ln -sf ../lib/mrc-xdp/$$p $(DESTDIR)$(PREFIX)/bin/$$p; done
-	$(if $(wildcard docs/man/*.8),install -m 0644 $(wildcard docs/man/*.8) \
-		$(DESTDIR)$(PREFIX)/share/man/man8/)
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`; `make deb` installs
+# with PREFIX=/usr into a staging folder and packs that. The programs live
+# in PKGLIBDIR (mrc-lab finds mrcd and mrc-labctl next to itself), with
+# relative links in BINDIR/SBINDIR (right inside DESTDIR too); mrcd carries its BPF program inside (a
+# skeleton), the objects in PKGLIBDIR/bpf are for bpftool/xdp-loader/ip.
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+SBINDIR	?= $(PREFIX)/sbin
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR	?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+PKGLIBDIR ?= $(PREFIX)/lib/mrc-xdp
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR	?= $(PREFIX)/share/man
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR	?= $(PREFIX)/lib/systemd/system
+INSTALLED_MANS := $(addprefix docs/man/,mrcd.8 mrcctl.8 mrc-perf.8 mrc-lab.8)
+# Every @NAME@ of packaging/*.in, filled in.
+subst_dirs = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@VERSION@|$(VERSION)|g'
+
+install: all lib
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PKGLIBDIR)/bpf \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(INCLUDEDIR)/mrc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(SYSCONFDIR)/mrc $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(INSTALLED_PROGS) lab/mrc-lab $(DESTDIR)$(PKGLIBDIR)/
+	install -m 0644 $(filter-out %/trivial.bpf.o,$(BPF_OBJS)) $(DESTDIR)$(PKGLIBDIR)/bpf/
+	for p in mrcctl mrc-perf mrc-lab; do \
+		ln -sfnr $(DESTDIR)$(PKGLIBDIR)/$$p $(DESTDIR)$(BINDIR)/$$p; done
+	ln -sfnr $(DESTDIR)$(PKGLIBDIR)/mrcd $(DESTDIR)$(SBINDIR)/mrcd
+	install -m 0644 include/mrc/*.h $(DESTDIR)$(INCLUDEDIR)/mrc/
+	install -m 0644 $(LIBMRC) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(LIBMRC_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sfn libmrc.so.$(LIBMRC_SOVERSION) $(DESTDIR)$(LIBDIR)/libmrc.so
+	$(subst_dirs) packaging/mrc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mrc.pc
+	$(subst_dirs) packaging/mrcd.service.in > $(DESTDIR)$(UNITDIR)/mrcd.service
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/mrc.pc $(DESTDIR)$(UNITDIR)/mrcd.service
+	test -e $(DESTDIR)$(SYSCONFDIR)/mrc/mrcd.conf || \
+		install -m 0644 packaging/mrcd.conf $(DESTDIR)$(SYSCONFDIR)/mrc/mrcd.conf
+	install -m 0644 $(INSTALLED_MANS) $(DESTDIR)$(MANDIR)/man8/
+	gzip -9nf $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(INSTALLED_MANS)))
+	[ -n "$(DESTDIR)" ] || ldconfig
+
+# The Debian package build/mrc-xdp_VERSION_ARCH.deb (packaging/mkdeb.sh).
+deb:
+	$(Q)$(MAKE) --no-print-directory all lib
+	$(Q)packaging/mkdeb.sh $(BUILD)/deb $(VERSION)
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

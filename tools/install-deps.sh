@@ -10,6 +10,7 @@ PACKAGES=(
 	libbpf-dev libxdp-dev          # skeletons, libbpf, libxdp dispatcher
 	libelf-dev zlib1g-dev          # libbpf's own link dependencies
 	bpftool xdp-tools              # skeleton generation, xdp-loader
+	dpkg-dev                       # make deb: dpkg-shlibdeps
 	iproute2 util-linux procps     # ip/tc, unshare/flock, sysctl
 	ethtool                        # the lab segments UDP GSO at the last hop
 	iputils-ping                   # reachability checks

@@ -354,6 +354,12 @@ enum mrc_log_level {
 typedef void (*mrc_log_fn)(int level, const char *msg, void *arg);
 void mrc_set_log_fn(mrc_log_fn fn, void *arg);
 
+/*
+ * The version of libmrc, e.g. "0.18.0" (the VERSION file of the source
+ * tree; mrcd --version prints the same for the agent).
+ */
+const char *mrc_version(void);
+
 /* ---- out-of-band connection set-up over TCP ---------------------------- */
 
 /* What each side tells the other to connect one QP and one region. */

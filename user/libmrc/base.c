@@ -38,6 +38,12 @@ uint64_t mrc_realtime_ns(void)
 static mrc_log_fn log_fn;
 static void *log_arg;
 
+/* MRC_VERSION comes from the VERSION file (the Makefile's -D). */
+const char *mrc_version(void)
+{
+	return MRC_VERSION;
+}
+
 void mrc_set_log_fn(mrc_log_fn fn, void *arg)
 {
 	log_fn = fn;

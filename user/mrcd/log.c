@@ -19,6 +19,12 @@
 
 static bool verbose;
 static bool quiet_libs;
+static const char *context;	/* e.g. "FILE:LINE" while a file is read */
+
+void log_set_context(const char *where)
+{
+	context = where;
+}
 
 void log_set_verbose(bool on)
 {
@@ -45,6 +51,11 @@ void mrcd_log(enum mrcd_level level, const char *fmt, ...)
 	if (level == MRCD_INFO && !verbose)
 		return;
 	memcpy(buf, LOG_PREFIX, len);
+	if (context) {
+		n = snprintf(buf + len, sizeof(buf) / 2, "%s: ", context);
+		if (n > 0)
+			len += (size_t)n < sizeof(buf) / 2 ? (size_t)n : sizeof(buf) / 2 - 1;
+	}
 	va_start(ap, fmt);
 	n = vsnprintf(buf + len, sizeof(buf) - len, fmt, ap);
 	va_end(ap);

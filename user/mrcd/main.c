@@ -25,11 +25,12 @@
  * moment where no program runs: QPs keep going. `mrcd --detach` removes
  * everything, whether an agent still runs or not.
  *
- * usage: mrcd --planes IF[,IF...] [--daemon] [--pin-dir DIR] [--port N]
+ * usage: mrcd --planes IF[,IF...] [--config FILE] [--daemon] [--pin-dir DIR]
+ *             [--port N]
  *             [--pidfile FILE] [--log FILE] [--xdp-mode native|skb|auto]
  *             [--probe-successes N] [--probe-interval-ms MS]
  *             [--peers ADDR[,ADDR...]] [--max-qps N] [--max-contexts N]
- *             [-v]
+ *             [-v] [--version]
  *        mrcd --detach [--pin-dir DIR]
  *
  * This file: the options, --help, start-up and teardown, and the loop.
@@ -51,6 +52,7 @@
 #include <xdp/libxdp.h>
 
 #include "common/parse.h"
+#include "agent/conf_file.h"
 #include "agent/probe_net.h"
 #include "mrcd/mrcd.h"
 #include "mrc.skel.h"
@@ -59,8 +61,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: mrcd --planes IF[,IF...] [options]\n"
+"       mrcd --config FILE [options]\n"
 "       mrcd --detach [--pin-dir DIR]\n"
 "  --planes IF,...      plane interfaces, plane 1 first (at most %d)\n"
+"  --config FILE        read options from FILE, 'key = value' lines named as\n"
+"                       the long options (the service's /etc/mrc/mrcd.conf);\n"
+"                       options after it on the command line override it\n"
 "  --daemon             run in the background; returns once attached\n"
 "  --pin-dir DIR        where the maps are pinned (default %s)\n"
 "  --port PORT          MRC UDP port (default %d)\n"
@@ -83,6 +89,7 @@ static void usage(FILE *f)
 "  --max-contexts N     processes using libmrc at once (1..%d, default %d)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  -v, --verbose        say how each plane was attached\n"
+"  --version            print mrcd's version and exit\n"
 "  -h, --help           this text\n"
 "Signals: TERM/INT stop and remove everything; HUP restarts in place\n"
 "(same pid), keeping the maps and live QPs.\n"
@@ -218,32 +225,270 @@ static int parse_adopt_fds(struct agent *a, const char *s)
 	return 0;
 }
 
-/* Returns 0, or the exit status for a usage error (or --help). */
-static int parse_args(struct agent *a, int argc, char **argv, bool *help)
+static const struct option longopts[] = {
+	{ "planes",   required_argument, NULL, 'P' },
+	{ "config",   required_argument, NULL, 'c' },
+	{ "daemon",   no_argument,       NULL, 'd' },
+	{ "pin-dir",  required_argument, NULL, 'D' },
+	{ "port",     required_argument, NULL, 'p' },
+	{ "pidfile",  required_argument, NULL, 'f' },
+	{ "log",      required_argument, NULL, 'l' },
+	{ "xdp-mode", required_argument, NULL, 'm' },
+	{ "probe-successes", required_argument, NULL, 'S' },
+	{ "probe-interval-ms", required_argument, NULL, 'I' },
+	{ "peers",    required_argument, NULL, 'R' },
+	{ "max-qps",  required_argument, NULL, 'Q' },
+	{ "max-contexts", required_argument, NULL, 'C' },
+	{ "detach",   no_argument,       NULL, 'X' },
+	{ "adopt-fds", required_argument, NULL, 'A' },
+	{ "verbose",  no_argument,       NULL, 'v' },
+	{ "version",  no_argument,       NULL, 'V' },
+	{ "help",     no_argument,       NULL, 'h' },
+	{}
+};
+
+/* What the options say beyond struct options, checked once all are in. */
+struct arg_state {
+	const char *planes;
+	bool limits_given;
+	bool help;
+	bool version;
+};
+
+static int read_config(struct agent *a, struct arg_state *st, const char *path);
+
+/* One option, from the command line or the configuration file. */
+static int apply_option(struct agent *a, struct arg_state *st, int c, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "planes",   required_argument, NULL, 'P' },
-		{ "daemon",   no_argument,       NULL, 'd' },
-		{ "pin-dir",  required_argument, NULL, 'D' },
-		{ "port",     required_argument, NULL, 'p' },
-		{ "pidfile",  required_argument, NULL, 'f' },
-		{ "log",      required_argument, NULL, 'l' },
-		{ "xdp-mode", required_argument, NULL, 'm' },
-		{ "probe-successes", required_argument, NULL, 'S' },
-		{ "probe-interval-ms", required_argument, NULL, 'I' },
-		{ "peers",    required_argument, NULL, 'R' },
-		{ "max-qps",  required_argument, NULL, 'Q' },
-		{ "max-contexts", required_argument, NULL, 'C' },
-		{ "detach",   no_argument,       NULL, 'X' },
-		{ "adopt-fds", required_argument, NULL, 'A' },
-		{ "verbose",  no_argument,       NULL, 'v' },
-		{ "help",     no_argument,       NULL, 'h' },
-		{}
-	};
-	const char *planes = NULL;
-	bool limits_given = false;
-	uint64_t port, v;
-	int c;
+	uint64_t v;
+
+	switch (c) {
+	case 'P':
+		st->planes = arg;
+		break;
+	case 'c':
+		return read_config(a, st, arg);
+	case 'd':
+		a->opt.daemon = true;
+		break;
+	case 'D':
+		a->opt.pin_dir_arg = arg;
+		break;
+	case 'p':
+		if (parse_u64(arg, 65535, &v) || !v) {
+			pr_err("--port: '%s' is not a UDP port (1..65535)\n", arg);
+			return EXIT_USAGE;
+		}
+		a->opt.port = (__u16)v;
+		break;
+	case 'f':
+		a->opt.pidfile = arg;
+		break;
+	case 'l':
+		a->opt.log_file = arg;
+		break;
+	case 'm':
+		if (parse_xdp_mode(arg, &a->opt.xdp_choice)) {
+			pr_err("--xdp-mode: '%s' is not native, skb or auto\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case 'S':
+		if (parse_u64(arg, PROBE_SUCCESSES_MAX, &v) || !v) {
+			pr_err("--probe-successes: '%s' is not a number in 1..%d\n",
+			       arg, PROBE_SUCCESSES_MAX);
+			return EXIT_USAGE;
+		}
+		a->opt.probe_successes = (__u32)v;
+		break;
+	case 'I':
+		if (parse_u64(arg, PROBE_INTERVAL_MAX_MS, &v) || !v) {
+			pr_err("--probe-interval-ms: '%s' is not a number of ms in "
+			       "1..%d\n", arg, PROBE_INTERVAL_MAX_MS);
+			return EXIT_USAGE;
+		}
+		a->opt.probe_interval_ms = (__u32)v;
+		break;
+	case 'Q':
+		if (parse_limit("--max-qps", arg, MRC_QPS_LIMIT, &a->opt.max_qps))
+			return EXIT_USAGE;
+		st->limits_given = true;
+		break;
+	case 'C':
+		if (parse_limit("--max-contexts", arg, MRC_CTX_LIMIT, &a->opt.max_ctx))
+			return EXIT_USAGE;
+		st->limits_given = true;
+		break;
+	case 'R':
+		if (parse_peers(a, arg))
+			return EXIT_USAGE;
+		break;
+	case 'X':
+		a->opt.detach = true;
+		break;
+	case 'A':
+		if (parse_adopt_fds(a, arg)) {
+			pr_err("%s%s: not two open descriptors (internal option "
+			       "of a restart)\n", ADOPT_OPT, arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case 'v':
+		log_set_verbose(true);
+		break;
+	case 'V':
+		st->version = true;
+		break;
+	case 'h':
+		st->help = true;
+		break;
+	}
+	return 0;
+}
+
+/* ---- the configuration file (--config, mrcd(8) "CONFIGURATION FILE") --- */
+
+/*
+ * The keys a file may set: the long options that configure a running
+ * agent. Not daemon/log (the service manager runs mrcd in the
+ * foreground and keeps its output), nor detach, config or help.
+ */
+static const char *const config_keys[] = {
+	"planes", "pin-dir", "port", "pidfile", "xdp-mode", "probe-successes",
+	"probe-interval-ms", "peers", "max-qps", "max-contexts", "verbose",
+};
+
+static const struct option *config_option(const char *key)
+{
+	const struct option *o;
+	size_t i;
+
+	for (i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++) {
+		if (strcmp(key, config_keys[i]))
+			continue;
+		for (o = longopts; o->name; o++)
+			if (!strcmp(o->name, key))
+				return o;
+	}
+	return NULL;
+}
+
+/* "planes, pin-dir, ...": the keys, for the error about an unknown one. */
+static const char *known_config_keys(char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]) && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+				      config_keys[i]);
+	return buf;
+}
+
+struct config_ctx {
+	struct agent *a;
+	struct arg_state *st;
+	const char *path;
+};
+
+/* A flag's value: yes or no, so a file can say either. */
+static int config_flag(const struct conf_entry *e, bool *on)
+{
+	if (!strcmp(e->value, "yes") || !strcmp(e->value, "true") || !strcmp(e->value, "1"))
+		*on = true;
+	else if (!strcmp(e->value, "no") || !strcmp(e->value, "false") || !strcmp(e->value, "0"))
+		*on = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int config_entry(const struct conf_entry *e, void *arg)
+{
+	const struct config_ctx *cx = arg;
+	const struct option *o = config_option(e->key);
+	char where[PATH_MAX + 16], list[CONF_LINE_MAX + 1];
+	const char *value = e->value;
+	bool on;
+	int rc;
+
+	snprintf(where, sizeof(where), "%s:%u", cx->path, e->line);
+	if (!o) {
+		pr_err("%s: unknown key '%s' (known: %s)\n", where, e->key,
+		       known_config_keys(list, sizeof(list)));
+		return EXIT_USAGE;
+	}
+	if (o->has_arg == no_argument) {
+		if (config_flag(e, &on)) {
+			pr_err("%s: %s: '%s' is not yes or no\n", where, e->key, e->value);
+			return EXIT_USAGE;
+		}
+		if (!on)
+			return 0;
+	} else if (o->val == 'P' || o->val == 'R') {
+		/* Lists: "p1 p2" as well as "p1,p2". */
+		if (conf_list_to_commas(e->value, list, sizeof(list))) {
+			pr_err("%s: %s: list too long\n", where, e->key);
+			return EXIT_USAGE;
+		}
+		value = list;
+	}
+	/* Values outlive the file: the options keep pointers to them. */
+	value = value ? strdup(value) : NULL;
+	if (o->has_arg != no_argument && !value)
+		return EXIT_RUNTIME;
+	log_set_context(where);
+	rc = apply_option(cx->a, cx->st, o->val, value);
+	log_set_context(NULL);
+	return rc;
+}
+
+static int read_config(struct agent *a, struct arg_state *st, const char *path)
+{
+	struct config_ctx cx = { .a = a, .st = st, .path = path };
+	char err[PATH_MAX + 256];
+	int rc;
+
+	rc = conf_file_read(path, config_entry, &cx, err, sizeof(err));
+	if (rc < 0) {
+		pr_err("%s\n", err);
+		return EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* What no single option can check: the combinations. */
+static int check_args(struct agent *a, const struct arg_state *st)
+{
+	if (a->opt.detach) {
+		if (st->planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file ||
+		    st->limits_given) {
+			pr_err("--detach takes only --pin-dir (and -v)\n");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (!st->planes) {
+		pr_err("--planes IF[,IF...] (or 'planes' in the --config file) is "
+		       "required\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (a->opt.log_file && !a->opt.daemon) {
+		pr_err("--log only applies with --daemon\n");
+		return EXIT_USAGE;
+	}
+	return parse_planes(a, st->planes) ? EXIT_USAGE : 0;
+}
+
+/*
+ * Returns 0, or the exit status for a usage error (or --help). Options
+ * apply in order, a --config file where it stands: what follows it on
+ * the command line overrides the file.
+ */
+static int parse_args(struct agent *a, int argc, char **argv, struct arg_state *st)
+{
+	int c, rc;
 
 	a->opt.pin_dir_arg = AGENT_PIN_DIR_DEFAULT;
 	a->opt.port = MRC_UDP_PORT_DEFAULT;
@@ -254,113 +499,24 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 	a->opt.inherited_lock_fd = a->opt.inherited_listen_fd = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'P':
-			planes = optarg;
-			break;
-		case 'd':
-			a->opt.daemon = true;
-			break;
-		case 'D':
-			a->opt.pin_dir_arg = optarg;
-			break;
-		case 'p':
-			if (parse_u64(optarg, 65535, &port) || !port) {
-				pr_err("--port: '%s' is not a UDP port (1..65535)\n", optarg);
-				return EXIT_USAGE;
-			}
-			a->opt.port = (__u16)port;
-			break;
-		case 'f':
-			a->opt.pidfile = optarg;
-			break;
-		case 'l':
-			a->opt.log_file = optarg;
-			break;
-		case 'm':
-			if (parse_xdp_mode(optarg, &a->opt.xdp_choice)) {
-				pr_err("--xdp-mode: '%s' is not native, skb or auto\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'S':
-			if (parse_u64(optarg, PROBE_SUCCESSES_MAX, &v) || !v) {
-				pr_err("--probe-successes: '%s' is not a number in 1..%d\n",
-				       optarg, PROBE_SUCCESSES_MAX);
-				return EXIT_USAGE;
-			}
-			a->opt.probe_successes = (__u32)v;
-			break;
-		case 'I':
-			if (parse_u64(optarg, PROBE_INTERVAL_MAX_MS, &v) || !v) {
-				pr_err("--probe-interval-ms: '%s' is not a number of ms in "
-				       "1..%d\n", optarg, PROBE_INTERVAL_MAX_MS);
-				return EXIT_USAGE;
-			}
-			a->opt.probe_interval_ms = (__u32)v;
-			break;
-		case 'Q':
-			if (parse_limit("--max-qps", optarg, MRC_QPS_LIMIT, &a->opt.max_qps))
-				return EXIT_USAGE;
-			limits_given = true;
-			break;
-		case 'C':
-			if (parse_limit("--max-contexts", optarg, MRC_CTX_LIMIT,
-					&a->opt.max_ctx))
-				return EXIT_USAGE;
-			limits_given = true;
-			break;
-		case 'R':
-			if (parse_peers(a, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'X':
-			a->opt.detach = true;
-			break;
-		case 'A':
-			if (parse_adopt_fds(a, optarg)) {
-				pr_err("%s%s: not two open descriptors (internal option "
-				       "of a restart)\n", ADOPT_OPT, optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'v':
-			log_set_verbose(true);
-			break;
-		case 'h':
-			*help = true;
-			return 0;
-		case ':':
+		if (c == ':') {
 			pr_err("%s needs a value\n", argv[optind - 1]);
 			return EXIT_USAGE;
-		default:
+		}
+		if (c == '?') {
 			pr_err("unknown option '%s'\n", argv[optind - 1]);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
+		rc = apply_option(a, st, c, optarg);
+		if (rc || st->help || st->version)
+			return rc;
 	}
 	if (optind < argc) {
 		pr_err("unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (a->opt.detach) {
-		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file ||
-		    limits_given) {
-			pr_err("--detach takes only --pin-dir (and -v)\n");
-			return EXIT_USAGE;
-		}
-		return 0;
-	}
-	if (!planes) {
-		pr_err("--planes IF[,IF...] is required\n");
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (a->opt.log_file && !a->opt.daemon) {
-		pr_err("--log only applies with --daemon\n");
-		return EXIT_USAGE;
-	}
-	return parse_planes(a, planes) ? EXIT_USAGE : 0;
+	return check_args(a, st);
 }
 
 /* ---- start and stop ---------------------------------------------------- */
@@ -511,13 +667,18 @@ int main(int argc, char **argv)
 {
 	struct agent a = { .lock_fd = -1, .listen_fd = -1, .sig_fd = -1,
 			   .argc = argc, .argv = argv };
-	bool help = false, restarted;
+	struct arg_state st = {};
+	bool restarted;
 	int ready_fd = -1, rc, sig;
 	sigset_t stop;
 
-	rc = parse_args(&a, argc, argv, &help);
-	if (help) {
+	rc = parse_args(&a, argc, argv, &st);
+	if (st.help) {
 		usage(stdout);
+		return 0;
+	}
+	if (st.version) {
+		printf("mrcd %s\n", MRC_VERSION);
 		return 0;
 	}
 	if (rc)

@@ -154,6 +154,8 @@ void mrcd_log(enum mrcd_level level, const char *fmt, ...);
 #define pr_info(fmt, ...)	mrcd_log(MRCD_INFO, fmt, ##__VA_ARGS__)
 
 void log_set_verbose(bool on);
+/* Said after "mrcd: " in every message until reset with NULL. */
+void log_set_context(const char *where);
 bool log_verbose(void);
 /*
  * Set while we try something that has a fallback: libbpf's and libxdp's
