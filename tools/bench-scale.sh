@@ -175,6 +175,8 @@ scale_section() {
 			then (at(4096; "ns_per_data_packet") / at(1; "ns_per_data_packet") * 100 | round / 100) else null end),
 		 ns_per_sack_4096_over_1: (if at(4096; "ns_per_sack") != null and at(1; "ns_per_sack") != null
 			then (at(4096; "ns_per_sack") / at(1; "ns_per_sack") * 100 | round / 100) else null end),
+		 goodput_4096_over_1: (if at(4096; "goodput_gbps") != null and (at(1; "goodput_gbps") // 0) > 0
+			then (at(4096; "goodput_gbps") / at(1; "goodput_gbps") * 100 | round / 100) else null end),
 		 config: {write_size: $size, bytes_per_point: $total, lab: "2 hosts, 4 planes x 2 spines, MTU 9000",
 			client: "one mrc-perf client on h1 (--qps N, --verify), one server on h2"},
 		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1, deltas from every QP up to the last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS (docs/PERFORMANCE.md)"}' \
@@ -186,7 +188,7 @@ scale_section() {
 scale_table() {
 	jq -r 'def f: if . == null then "-" elif type == "number" then (. * 100 | round / 100 | tostring) else tostring end;
 	  .scale as $S | if $S == null then empty else
-	    "#== scale: one client h1 -> h2 with N QPs\(if $S.capped_at then " (asked \($S.qps_requested | map(tostring) | join(", ")); mrcd allows \($S.capped_at))" else "" end), ns/DATA 4096/1: \($S.ns_per_packet_4096_over_1 | f)",
+	    "#== scale: one client h1 -> h2 with N QPs\(if $S.capped_at then " (asked \($S.qps_requested | map(tostring) | join(", ")); mrcd allows \($S.capped_at))" else "" end), ns/DATA 4096/1: \($S.ns_per_packet_4096_over_1 | f), Gb/s 4096/1: \($S.goodput_4096_over_1 | f)",
 	    (["QPs", "map MiB", "ns/DATA", "ns/SACK", "Gb/s", "set-up s", "verified"] | @tsv),
 	    ($S.points[] | [(.qps | f), (if .map_bytes then .map_bytes / 1048576 else null end | f),
 	      (.ns_per_data_packet | f), (.ns_per_sack | f), (.goodput_gbps | f), (.setup_seconds | f),
@@ -199,7 +201,8 @@ scale_plot() {
 	local r=$OUT/results.json
 	jq -e '.scale.qps | length > 0' "$r" > /dev/null 2>&1 || return 0
 	jq -r '.scale.points[] | [.qps, (.ns_per_data_packet // "NaN"), (.ns_per_sack // "NaN"),
-		(if .map_bytes then .map_bytes / 1048576 else "NaN" end)] | map(tostring) | join(" ")' \
+		(if .map_bytes then .map_bytes / 1048576 else "NaN" end), (.goodput_gbps // "NaN")] |
+		map(tostring) | join(" ")' \
 		"$r" > "$OUT/scale.dat"
 	{
 		echo "set terminal pngcairo size 900,500"
@@ -210,7 +213,8 @@ scale_plot() {
 		echo "set ytics nomirror; set y2tics; set yrange [0:*]; set y2range [0:*]; set key center right"
 		echo "plot '$OUT/scale.dat' using 1:2 with linespoints title 'ns / DATA (h2 XDP)', \\"
 		echo "     '' using 1:3 with linespoints title 'ns / SACK (h1 XDP)', \\"
-		echo "     '' using 1:4 axes x1y2 with linespoints title 'map MiB'"
+		echo "     '' using 1:4 axes x1y2 with linespoints title 'map MiB', \\"
+		echo "     '' using 1:(\$5 * 100) with linespoints title 'Gb/s x 100 (client, all QPs)'"
 	} > "$OUT/scale.gp"
 	gnuplot "$OUT/scale.gp" 2>> "$LOG" || say "  warning: gnuplot failed for scale.png (see $LOG)"
 }
