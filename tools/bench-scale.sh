@@ -25,6 +25,7 @@
 SCALE_QPS=(1 64 512 4096)
 SCALE_SIZE=16384			# each WRITE; every QP WRITEs its share
 SCALE_LINGER_S=3			# QPs up and idle: map_bytes is read then
+SCALE_SETTLE_S=1			# QPs up, before the WRITEs: the stats start then
 SCALE_PORT=18700
 
 # scale_map_bytes LAB HOST: the sum of bytes_memlock of HOST's mrcd maps,
@@ -87,13 +88,15 @@ scale_point() {
 	ids1=$(scale_xdp_ids "$lab" h1) ids2=$(scale_xdp_ids "$lab" h2)
 	"$LAB_CMD" exec --name "$lab" h1 -- "$PERF" client "$h2" --port "$port" --qps "$n" \
 		--size "$SCALE_SIZE" --iters "$iters" --verify --json --linger-s "$SCALE_LINGER_S" \
+		--settle-s "$SCALE_SETTLE_S" \
 		--timeout-s "$SCALE_TIMEOUT_S" > "$cj" 2> "$ce" &
 	cpid=$!
 	PIDS+=("$cpid")
 	# The stats start when every QP is up: set-up's path probes (one per
-	# EV of every QP) are not DATA. The client's WRITEs follow a BEGIN
-	# round trip later.
-	scale_wait_line "$ce" " up in " "$cpid"
+	# EV of every QP) are not DATA. The client then settles (idle, no
+	# DATA) for SCALE_SETTLE_S before its first WRITE: the snapshot falls
+	# in between, however short the data phase.
+	scale_wait_line "$ce" "settle for" "$cpid"
 	b1=$(scale_prog_stats "$ids1") b2=$(scale_prog_stats "$ids2")
 	# The last WRITE completed when the client starts to linger.
 	scale_wait_line "$ce" "linger for" "$cpid"

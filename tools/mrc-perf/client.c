@@ -334,6 +334,14 @@ static int client_idle(struct client *c)
 	return client_stay_idle(c, c->o->idle_s, "idle");
 }
 
+/* --settle-s: before the first WRITE, so a measurement can start in between. */
+static int client_settle(struct client *c)
+{
+	if (!c->o->settle_s)
+		return 0;
+	return client_stay_idle(c, c->o->settle_s, "settle");
+}
+
 /* --linger-s: after the transfer, connected and idle: libmrc must sleep. */
 static int client_linger(struct client *c)
 {
@@ -432,7 +440,8 @@ int run_client(const struct opts *o)
 	if (!client_init(c, o) && !client_connect(c) &&
 	    !client_setup_qp(c)) {
 		c->started = true;
-		if (!(c->o->idle_s ? client_idle(c) : client_run_sizes(c))) {
+		if (!(c->o->idle_s ? client_idle(c) :
+		      client_settle(c) || client_run_sizes(c))) {
 			cc_timeline_end(c);
 			if (!client_linger(c))
 				client_done(c);

@@ -485,7 +485,7 @@ int run_multi_client(const struct opts *o)
 	}
 	if (!mc_init(c, o) && !mc_setup(c)) {
 		c->started = true;
-		if (!mc_run_sizes(c) && !mc_linger(c))
+		if (!mc_settle(c) && !mc_run_sizes(c) && !mc_linger(c))
 			mc_done(c);
 	}
 	mc_sum_counters(c);

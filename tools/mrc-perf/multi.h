@@ -94,6 +94,7 @@ void mc_qp_failed(struct mclient *c, struct mqp *q, const char *fmt, ...)
 /* multi_run.c */
 int mc_run_sizes(struct mclient *c);
 int mc_linger(struct mclient *c);
+int mc_settle(struct mclient *c);
 int mc_done(struct mclient *c);
 void mc_print_json(struct mclient *c);
 void mc_print_summary(const struct mclient *c);

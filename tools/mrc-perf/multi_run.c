@@ -308,25 +308,38 @@ int mc_run_sizes(struct mclient *c)
 }
 
 /*
- * --linger-s: after the last WRITE, every QP connected and idle, the CQ
- * polled as an idle application must; the servers' sockets peeked at now
- * and then (one may fail). What a measurement of the QPs at rest reads.
+ * Every QP connected and idle for `seconds`, the CQ polled as an idle
+ * application must; the servers' sockets peeked at now and then (one may
+ * fail). Says "WHAT for S s" first: a measurement waits for that line.
  */
-int mc_linger(struct mclient *c)
+static int mc_stay_idle(struct mclient *c, uint32_t seconds, const char *what,
+			const char *while_doing)
 {
-	uint64_t end = now_ns() + (uint64_t)c->o->linger_s * NSEC_PER_SEC;
+	uint64_t end = now_ns() + (uint64_t)seconds * NSEC_PER_SEC;
 	unsigned int spins = 0;
 
-	if (!c->o->linger_s)
+	if (!seconds)
 		return 0;
-	report("linger for %u s", c->o->linger_s);
+	report("%s for %u s", what, seconds);
 	while (!stop_requested && now_ns() < end) {
-		if (mc_progress_idle(c) || mc_check_alive(c, "lingering"))
+		if (mc_progress_idle(c) || mc_check_alive(c, while_doing))
 			return -1;
 		if (++spins % CTL_PEEK_EVERY == 0 && mc_check_servers(c))
 			return -1;
 	}
 	return 0;
+}
+
+/* --linger-s: after the last WRITE. What a measurement of the QPs at rest reads. */
+int mc_linger(struct mclient *c)
+{
+	return mc_stay_idle(c, c->o->linger_s, "linger", "lingering");
+}
+
+/* --settle-s: before the first WRITE, so a measurement can start in between. */
+int mc_settle(struct mclient *c)
+{
+	return mc_stay_idle(c, c->o->settle_s, "settle", "settling");
 }
 
 /* DONE to every server: each saw every immediate of its QPs, in order. */

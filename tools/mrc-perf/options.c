@@ -25,6 +25,7 @@ static const char usage_text[] =
 "      [--mtu BYTES] [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
 "      [--ev-profile N] [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
+"      [--settle-s S]\n"
 "  " PROG " --help\n"
 "\n"
 "RDMA WRITE bandwidth and latency over MRC, like perftest's ib_write_bw.\n"
@@ -92,6 +93,10 @@ static const char usage_text[] =
 "  --linger-s S    after the last WRITE, stay connected S seconds (0..60)\n"
 "                  with the QP idle, still polling (what an idle QP costs:\n"
 "                  --json \"wait\" counts its spins and sleeps)\n"
+"  --settle-s S    every QP up, stay connected S seconds (0..60) with the\n"
+"                  QPs idle, still polling, before the first WRITE (says\n"
+"                  \"settle for S s\"): a measurement can start between set-up\n"
+"                  and the data\n"
 "Exit status: 0 ok, 1 run-time failure, 2 usage error.\n";
 
 /*
@@ -104,6 +109,7 @@ enum {
 	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
 	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE, OPT_LINGER_S,
+	OPT_SETTLE_S,
 	OPT_QPS,
 };
 
@@ -132,6 +138,7 @@ static const struct option long_opts[] = {
 	{ "cc-timeline", required_argument, NULL, OPT_CC_TIMELINE },
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "linger-s", required_argument, NULL, OPT_LINGER_S },
+	{ "settle-s", required_argument, NULL, OPT_SETTLE_S },
 	{ "qps", required_argument, NULL, OPT_QPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -281,6 +288,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 		break;
 	case OPT_LINGER_S:
 		o->linger_s = (uint32_t)parse_number("--linger-s", arg, 0, 60);
+		break;
+	case OPT_SETTLE_S:
+		o->settle_s = (uint32_t)parse_number("--settle-s", arg, 0, 60);
 		break;
 	case OPT_CC_TIMELINE:
 		if (!*arg)

@@ -130,6 +130,7 @@ struct opts {
 	uint32_t timeout_s;
 	uint32_t idle_s;		/* client: connected, idle this long; 0 = a run */
 	uint32_t linger_s;		/* client: idle, connected, before DONE */
+	uint32_t settle_s;		/* client: idle, connected, before the first WRITE */
 	uint32_t n_qps;			/* client: --qps; 0 = one QP, the classic client */
 };
 
