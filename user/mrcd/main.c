@@ -31,6 +31,7 @@
  *             [--peers ADDR[,ADDR...]] [--max-qps N] [--max-contexts N]
  *             [-v]
  *        mrcd --detach [--pin-dir DIR]
+ *        mrcd --write-object FILE [--max-qps N] [--max-contexts N]
  *
  * This file: the options, --help, start-up and teardown, and the loop.
  */
@@ -60,6 +61,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: mrcd --planes IF[,IF...] [options]\n"
 "       mrcd --detach [--pin-dir DIR]\n"
+"       mrcd --write-object FILE [--max-qps N] [--max-contexts N]\n"
 "  --planes IF,...      plane interfaces, plane 1 first (at most %d)\n"
 "  --daemon             run in the background; returns once attached\n"
 "  --pin-dir DIR        where the maps are pinned (default %s)\n"
@@ -82,6 +84,10 @@ static void usage(FILE *f)
 "                       them at start (1..%d, default %d)\n"
 "  --max-contexts N     processes using libmrc at once (1..%d, default %d)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
+"  --no-repair          report a program taken off a plane, do not re-attach\n"
+"  --write-object FILE  write the BPF object with its maps declared at the\n"
+"                       sizes --max-qps/--max-contexts give them, for\n"
+"                       xdp-loader, ip and tc; then exit\n"
 "  -v, --verbose        say how each plane was attached\n"
 "  -h, --help           this text\n"
 "Signals: TERM/INT stop and remove everything; HUP restarts in place\n"
@@ -235,6 +241,8 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		{ "max-qps",  required_argument, NULL, 'Q' },
 		{ "max-contexts", required_argument, NULL, 'C' },
 		{ "detach",   no_argument,       NULL, 'X' },
+		{ "write-object", required_argument, NULL, 'W' },
+		{ "no-repair", no_argument,      NULL, 'N' },
 		{ "adopt-fds", required_argument, NULL, 'A' },
 		{ "verbose",  no_argument,       NULL, 'v' },
 		{ "help",     no_argument,       NULL, 'h' },
@@ -317,6 +325,12 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		case 'X':
 			a->opt.detach = true;
 			break;
+		case 'W':
+			a->opt.write_object = optarg;
+			break;
+		case 'N':
+			a->opt.no_repair = true;
+			break;
 		case 'A':
 			if (parse_adopt_fds(a, optarg)) {
 				pr_err("%s%s: not two open descriptors (internal option "
@@ -347,6 +361,13 @@ static int parse_args(struct agent *a, int argc, char **argv, bool *help)
 		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file ||
 		    limits_given) {
 			pr_err("--detach takes only --pin-dir (and -v)\n");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (a->opt.write_object) {
+		if (planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file) {
+			pr_err("--write-object takes only --max-qps and --max-contexts\n");
 			return EXIT_USAGE;
 		}
 		return 0;
@@ -472,6 +493,9 @@ static int serve(struct agent *a)
 				timeout = (int)left;
 		}
 		n_pe = a->pe ? pe_pollfds(a->pe, pfd + n) : 0;
+		/* The planes are checked every WATCH_INTERVAL_MS (watch.c). */
+		if (timeout < 0 || timeout > WATCH_INTERVAL_MS)
+			timeout = WATCH_INTERVAL_MS;
 		if (poll(pfd, (nfds_t)(n + n_pe), timeout) < 0 && errno != EINTR) {
 			pr_err("poll: %s\n", strerror(errno));
 			return SIGTERM;
@@ -492,6 +516,7 @@ static int serve(struct agent *a)
 		}
 		if (pfd[1].revents & POLLIN)
 			accept_clients(a);
+		watch_planes(a);
 	}
 }
 
@@ -526,6 +551,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (a.opt.detach)
 		return run_detach(&a);
+	if (a.opt.write_object)
+		return write_sized_object(&a, a.opt.write_object) ? EXIT_RUNTIME : 0;
 
 	/* A re-exec is a daemon already, if it was one: same pid, same stdio. */
 	restarted = a.opt.inherited_lock_fd >= 0;

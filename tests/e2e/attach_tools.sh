@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# MRC's programs attached with the standard tools, then adopted by mrcd:
+# `mrcd --write-object` writes the object with its maps declared at mrcd's
+# sizes; xdp-loader (pins in /sys/fs/bpf/mrc) or ip link ... xdpgeneric +
+# tc filter (pins in iproute2's /sys/fs/bpf/tc/globals) attach it; mrcd
+# started after that keeps those programs (same ids) and a transfer is
+# verified. While mrcd runs, programs taken off a plane are noticed,
+# shown by mrcctl status and doctor, and attached again - or, with
+# --no-repair, only reported. Needs build/mrcd, build/mrcctl, mrc-perf,
+# xdp-loader and tc.
+. "$(dirname "$0")/lib.sh"
+
+MRCD="$ROOT/build/mrcd"
+TC_PREF=0x4d43		# mrcd's TC filter priority and handle (mrcd(8))
+
+if ! command -v xdp-loader > /dev/null; then
+	skip attach_tools.all "xdp-loader (xdp-tools) not installed"
+	exit 0
+fi
+
+LAB_PREFIX=att lab_up --hosts 2 --planes 1 --spines 1 --mtu 1500
+tmp=$(mktemp -d)
+cleanup() {
+	lab agent stop > /dev/null 2>&1
+	lab_cleanup
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+OBJ=$tmp/mrc-sized.o
+H2=$(lab addr h2 1)
+
+hx() { local h=$1; shift; lab exec "$h" -- "$@"; }
+log_of() { cat "$(lab_state)/mrcd-$1.log"; }
+lab_state() { echo "${MRC_LAB_STATE:-/run/mrc-lab}/$LAB"; }
+xdp_id() { in_host "$1" bpftool -j net show dev p1 | jq '.[0].xdp[0].id // 0'; }
+# The program id of the TC filter at mrcd's handle, 0 = none.
+tc_id() {
+	local id
+	id=$(in_host "$1" tc filter show dev p1 egress |
+		sed -n "s/.*handle $TC_PREF .* id \([0-9]*\) .*/\1/p")
+	echo "${id:-0}"
+}
+status_json() { hx "$1" "$MRCCTL" ${PIN_ARGS[@]+"${PIN_ARGS[@]}"} status --json; }
+plane_field() { status_json "$1" | jq -r ".planes[0].$2"; }
+# until_eq SECONDS WANT CMD...: CMD's output becomes WANT within SECONDS.
+until_eq() {
+	local t=$1 want=$2 got i
+	shift 2
+	for ((i = 0; i < t * 10; i++)); do
+		got=$("$@")
+		[ "$got" = "$want" ] && return 0
+		sleep 0.1
+	done
+	echo "    expected '$want', got '$got' from: $*" >&2
+	return 1
+}
+
+# One verified transfer h1 -> h2 through the programs now attached.
+transfer_verified() {
+	local rc
+	hx h2 "$PERF" server --once --json ${PIN_ARGS[@]+"${PIN_ARGS[@]}"} \
+		> "$tmp/server.json" 2> "$tmp/server.err" &
+	BG_PIDS+=($!)
+	sleep 0.5
+	hx h1 "$PERF" client "$H2" --json --timeout-s 30 --size 1m --iters 64 \
+		--verify ${PIN_ARGS[@]+"${PIN_ARGS[@]}"} > "$tmp/c.json" 2> "$tmp/c.err"
+	rc=$?
+	wait "${BG_PIDS[-1]}" 2>/dev/null
+	[ $rc -eq 0 ] || { sed 's/^/    client: /' "$tmp/c.err" >&2; return 1; }
+	[ "$(jq -r .verified "$tmp/c.json")" = true ] ||
+		{ echo "    not verified: $(cat "$tmp/c.json")" >&2; return 1; }
+}
+
+agents() { lab agent "$@" > /dev/null; }
+
+# --------------------------------------------------------------------------
+begin attach_tools.write_object
+check "mrcd --write-object" "$MRCD" --write-object "$OBJ"
+check "scaled map declared at mrcd's 4096 QPs" bash -c \
+	"bpftool btf dump file '$OBJ' | grep -q 'nr_elems=4096'"
+"$MRCD" --write-object "$tmp/x.o" --planes p1 > /dev/null 2>&1
+check "--write-object with --planes is a usage error" eq "$?" 2
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.xdp_loader_adopted
+PIN_ARGS=()
+for h in h1 h2; do
+	hx "$h" mkdir -m 700 -p /sys/fs/bpf/mrc
+	check "$h: xdp-loader load -m skb -p /sys/fs/bpf/mrc" \
+		hx "$h" xdp-loader load -m skb -p /sys/fs/bpf/mrc p1 "$OBJ"
+done
+before=$(xdp_id h1)
+check "xdp-loader attached mrc_xdp_rx" test "$before" -gt 0
+check "mrcd starts" agents start
+check "says it adopted the XDP program" grep -q "p1: adopted the XDP program attached before mrcd started" <(log_of h1)
+check "the same program still runs" eq "$(xdp_id h1)" "$before"
+check "status: xdp_attach adopted" eq "$(plane_field h1 xdp_attach)" adopted
+check "status: xdp_prog_id is it" eq "$(plane_field h1 xdp_prog_id)" "$before"
+check "transfer verified" transfer_verified
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.unload_repaired
+check "xdp-loader unload" hx h1 xdp-loader unload --all p1
+check "noticed in the log" until_eq 5 1 bash -c \
+	"grep -c 'p1: our XDP program was taken off the plane (it runs none now): attaching it again' '$(lab_state)/mrcd-h1.log'"
+check "status: taken off once" until_eq 5 1 plane_field h1 xdp_taken_off
+check "status: attached again" until_eq 5 false plane_field h1 xdp_missing
+check "status: reattached counted" test "$(plane_field h1 reattached)" -ge 1
+check "status text says so" bash -c "'$LAB_CMD' exec --name $LAB h1 -- '$MRCCTL' status | grep -q '^p1: taken off: XDP 1 times'"
+check "a program runs again" test "$(xdp_id h1)" -gt 0
+tc_before=$(tc_id h1)
+check "tc filter del" in_host h1 tc filter del dev p1 egress pref $TC_PREF handle $TC_PREF bpf
+check "TC noticed" until_eq 5 1 plane_field h1 tc_taken_off
+check "TC back" until_eq 5 false plane_field h1 tc_missing
+check "TC filter there again" test "$(tc_id h1)" -gt 0
+check "transfer verified after the repairs" transfer_verified
+check "agents stop" agents stop
+check "stop leaves no XDP" eq "$(xdp_id h1)" 0
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.ip_tc_adopted
+# iproute2 pins LIBBPF_PIN_BY_NAME maps in /sys/fs/bpf/tc/globals (for
+# XDP too): mrcd and its clients are pointed there.
+PIN_ARGS=(--pin-dir /sys/fs/bpf/tc/globals)
+for h in h1 h2; do
+	check "$h: ip link set xdpgeneric obj" \
+		hx "$h" ip link set dev p1 xdpgeneric obj "$OBJ" sec xdp
+	in_host "$h" tc qdisc add dev p1 clsact 2> /dev/null
+	check "$h: tc filter add egress bpf da obj" \
+		hx "$h" tc filter add dev p1 egress pref $TC_PREF handle $TC_PREF bpf da obj "$OBJ" sec tc
+done
+xdp_before=$(xdp_id h1)
+tc_before=$(tc_id h1)
+check "ip attached XDP" test "$xdp_before" -gt 0
+check "tc attached" test "$tc_before" -gt 0
+check "mrcd starts on iproute2's pins" agents start -- "${PIN_ARGS[@]}"
+check "says XDP adopted" grep -q "p1: adopted the XDP program" <(log_of h1)
+check "says TC adopted" grep -q "p1: adopted the TC egress filter" <(log_of h1)
+check "same XDP program" eq "$(xdp_id h1)" "$xdp_before"
+check "same TC program" eq "$(tc_id h1)" "$tc_before"
+check "status: tc_attach adopted" eq "$(plane_field h1 tc_attach)" adopted
+check "transfer verified" transfer_verified
+check "ip link set xdp off" in_host h1 ip link set dev p1 xdpgeneric off
+check "repaired" until_eq 5 1 plane_field h1 reattached
+check "transfer verified after the repair" transfer_verified
+check "agents stop" agents stop
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.no_repair
+PIN_ARGS=()
+check "mrcd --no-repair starts" agents start -- --no-repair
+check "status: repair false" eq "$(status_json h1 | jq .repair)" false
+check "ip link set xdp off" in_host h1 ip link set dev p1 xdpgeneric off
+check "status: XDP missing" until_eq 5 true plane_field h1 xdp_missing
+check "log says not repairing" until_eq 5 1 bash -c \
+	"grep -c 'taken off the plane (it runs none now): not attaching it again (--no-repair)' '$(lab_state)/mrcd-h1.log'"
+sleep 1.5
+check "still not attached" eq "$(xdp_id h1)" 0
+check "status: reattached 0" eq "$(plane_field h1 reattached)" 0
+hx h1 "$MRCCTL" doctor > "$tmp/doctor" 2>&1
+check "doctor fails the plane" grep -q '^FAIL  plane 1 p1: .*no XDP program' "$tmp/doctor"
+check "agents stop" agents stop
+end
