@@ -31,6 +31,12 @@ H2=$(lab addr h2 1)
 
 hx() { local h=$1; shift; lab exec "$h" -- "$@"; }
 log_of() { cat "$(lab_state)/mrcd-$1.log"; }
+# log_has HOST PATTERN: mrcd's log on HOST has the line (shown if not).
+log_has() {
+	grep -q -- "$2" "$(lab_state)/mrcd-$1.log" && return 0
+	sed "s/^/    $1: /" "$(lab_state)/mrcd-$1.log" >&2
+	return 1
+}
 lab_state() { echo "${MRC_LAB_STATE:-/run/mrc-lab}/$LAB"; }
 xdp_id() { in_host "$1" bpftool -j net show dev p1 | jq '.[0].xdp[0].id // 0'; }
 # The program id of the TC filter at mrcd's handle, 0 = none.
@@ -93,7 +99,7 @@ done
 before=$(xdp_id h1)
 check "xdp-loader attached mrc_xdp_rx" test "$before" -gt 0
 check "mrcd starts" agents start
-check "says it adopted the XDP program" grep -q "p1: adopted the XDP program attached before mrcd started" <(log_of h1)
+check "says it adopted the XDP program" log_has h1 "p1: adopted the XDP program attached before mrcd started"
 check "the same program still runs" eq "$(xdp_id h1)" "$before"
 check "status: xdp_attach adopted" eq "$(plane_field h1 xdp_attach)" adopted
 check "status: xdp_prog_id is it" eq "$(plane_field h1 xdp_prog_id)" "$before"
@@ -122,10 +128,13 @@ end
 
 # --------------------------------------------------------------------------
 begin attach_tools.ip_tc_adopted
-# iproute2 pins LIBBPF_PIN_BY_NAME maps in /sys/fs/bpf/tc/globals (for
-# XDP too): mrcd and its clients are pointed there.
+# iproute2 pins LIBBPF_PIN_BY_NAME maps in /sys/fs/bpf/tc/globals, for
+# XDP too as long as /sys/fs/bpf/xdp is its symlink to tc/ (libxdp makes
+# a folder of that name: then XDP's maps would go to xdp/globals, apart
+# from TC's). mrcd and its clients are pointed there.
 PIN_ARGS=(--pin-dir /sys/fs/bpf/tc/globals)
 for h in h1 h2; do
+	hx "$h" sh -c '[ -L /sys/fs/bpf/xdp ] || rm -rf /sys/fs/bpf/xdp'
 	check "$h: ip link set xdpgeneric obj" \
 		hx "$h" ip link set dev p1 xdpgeneric obj "$OBJ" sec xdp
 	in_host "$h" tc qdisc add dev p1 clsact 2> /dev/null
@@ -137,8 +146,8 @@ tc_before=$(tc_id h1)
 check "ip attached XDP" test "$xdp_before" -gt 0
 check "tc attached" test "$tc_before" -gt 0
 check "mrcd starts on iproute2's pins" agents start -- "${PIN_ARGS[@]}"
-check "says XDP adopted" grep -q "p1: adopted the XDP program" <(log_of h1)
-check "says TC adopted" grep -q "p1: adopted the TC egress filter" <(log_of h1)
+check "says XDP adopted" log_has h1 "p1: adopted the XDP program"
+check "says TC adopted" log_has h1 "p1: adopted the TC egress filter"
 check "same XDP program" eq "$(xdp_id h1)" "$xdp_before"
 check "same TC program" eq "$(tc_id h1)" "$tc_before"
 check "status: tc_attach adopted" eq "$(plane_field h1 tc_attach)" adopted
@@ -154,7 +163,7 @@ begin attach_tools.no_repair
 PIN_ARGS=()
 check "mrcd --no-repair starts" agents start -- --no-repair
 check "status: repair false" eq "$(status_json h1 | jq .repair)" false
-check "ip link set xdp off" in_host h1 ip link set dev p1 xdpgeneric off
+check "xdp-loader unload" hx h1 xdp-loader unload --all p1
 check "status: XDP missing" until_eq 5 true plane_field h1 xdp_missing
 check "log says not repairing" until_eq 5 1 bash -c \
 	"grep -c 'taken off the plane (it runs none now): not attaching it again (--no-repair)' '$(lab_state)/mrcd-h1.log'"
