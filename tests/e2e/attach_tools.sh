@@ -172,5 +172,6 @@ check "still not attached" eq "$(xdp_id h1)" 0
 check "status: reattached 0" eq "$(plane_field h1 reattached)" 0
 hx h1 "$MRCCTL" doctor > "$tmp/doctor" 2>&1
 check "doctor fails the plane" grep -q '^FAIL  plane 1 p1: .*no XDP program' "$tmp/doctor"
+check "doctor: XDP multi-program checked" grep -qE '^(ok|WARN) +XDP multi-program: ' "$tmp/doctor"
 check "agents stop" agents stop
 end

@@ -21,6 +21,7 @@
 
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -713,6 +714,87 @@ static void check_planes(struct doctor *d)
 	}
 }
 
+/* ---- XDP next to other XDP programs: libxdp's dispatcher ------------- */
+
+/* The one-function BTF both probe programs share: int mrc_probe(void). */
+static struct btf *probe_btf(__u32 *func_id)
+{
+	struct btf *btf = btf__new_empty();
+	int i, proto, func;
+
+	if (!btf)
+		return NULL;
+	i = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	proto = i > 0 ? btf__add_func_proto(btf, i) : -1;
+	func = proto > 0 ? btf__add_func(btf, "mrc_probe", BTF_FUNC_GLOBAL, proto) : -1;
+	if (func < 0 || btf__load_into_kernel(btf)) {
+		btf__free(btf);
+		return NULL;
+	}
+	*func_id = (__u32)func;
+	return btf;
+}
+
+/*
+ * What libxdp's compatibility check does: load an XDP program, then an
+ * extension (freplace) of its function. 0, or the -errno of the load
+ * that failed (which says "the extension" in *what).
+ */
+static int probe_freplace(const char **what)
+{
+	const struct bpf_insn pass[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_func_info fi = { .insn_off = 0 };
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .func_info = &fi, .func_info_cnt = 1,
+		    .func_info_rec_size = sizeof(fi));
+	struct btf *btf = probe_btf(&fi.type_id);
+	int target, ext, err = 0;
+
+	*what = "the BTF of the probe";
+	if (!btf)
+		return -errno ? -errno : -EINVAL;
+	o.prog_btf_fd = btf__fd(btf);
+	*what = "an XDP program with BTF";
+	target = bpf_prog_load(BPF_PROG_TYPE_XDP, "mrc_probe", "GPL", pass, 2, &o);
+	if (target < 0) {
+		err = -errno;
+	} else {
+		*what = "an extension (freplace) of it";
+		o.attach_prog_fd = target;
+		o.attach_btf_id = fi.type_id;
+		ext = bpf_prog_load(BPF_PROG_TYPE_EXT, "mrc_probe", "GPL", pass, 2, &o);
+		err = ext < 0 ? -errno : 0;
+		if (ext >= 0)
+			close(ext);
+		close(target);
+	}
+	btf__free(btf);
+	return err;
+}
+
+static void check_multiprog(struct doctor *d)
+{
+	const char *what;
+	struct dr_check *c;
+	int err = probe_freplace(&what);
+
+	if (!err) {
+		add(d, "XDP multi-program", DR_OK, "the kernel loads freplace "
+		    "programs: libxdp's dispatcher can run MRC next to other XDP "
+		    "programs");
+		return;
+	}
+	c = add(d, "XDP multi-program", DR_WARN, "libxdp's dispatcher cannot run "
+		"here: the kernel refuses %s (%s), as in libxdp's compatibility "
+		"check; MRC's XDP program must be each plane's only XDP program",
+		what, strerror(-err));
+	set_fix(c, "run other packet filters after MRC at the TC ingress hook (MRC "
+		"passes every non-MRC packet on), or use a kernel that loads freplace "
+		"programs (docs/OPERATIONS.md)");
+}
+
 /* ---- 9. tracefs -------------------------------------------------------- */
 
 static void check_tracefs(struct doctor *d)
@@ -823,6 +905,7 @@ int doctor_run(const char *pin_dir, bool json, FILE *out, FILE *err)
 	check_maps(d);
 	check_qps(d);
 	check_planes(d);
+	check_multiprog(d);
 	check_tracefs(d);
 
 	libbpf_set_print(old_print);
