@@ -44,6 +44,16 @@
 #include "mrc/probes.h"
 #include "mrc/tc_spray.h"
 
+/*
+ * Not an MRC packet: to the next XDP program if the operator chained one
+ * (a tail call does not come back), else up the stack, untouched.
+ */
+static __always_inline int pass_on(struct xdp_md *ctx)
+{
+	bpf_tail_call(ctx, &mrc_xdp_next, 0);
+	return XDP_PASS;
+}
+
 SEC("xdp")
 int mrc_xdp_rx(struct xdp_md *ctx)
 {
@@ -53,7 +63,7 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 	pkt_from_xdp(&p, ctx);
 	ret = parse_mrc(&p, PKT_WHOLE_FRAME);
 	if (ret == 0)
-		return XDP_PASS;
+		return pass_on(ctx);
 	if (ret < 0)
 		return count_drop(-ret);
 

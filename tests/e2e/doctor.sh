@@ -54,7 +54,7 @@ else
 		check "$name ok" eq "$(status_of "$name")" ok
 	done
 	check "tracefs ok or warn" grep -qE '^(ok|warn)$' <<< "$(status_of tracefs)"
-	check "maps: all 26 with BTF" grep -q "all 26 maps" <<< "$(status_of "pinned maps"; jqo '.checks[] | select(.name == "pinned maps") | .detail')"
+	check "maps: all 27 with BTF" grep -q "all 27 maps" <<< "$(status_of "pinned maps"; jqo '.checks[] | select(.name == "pinned maps") | .detail')"
 	check "two planes" eq "$(jqo '[.checks[] | select(.plane)] | length')" 2
 	check "planes ok" eq "$(jqo '[.checks[] | select(.plane and .status == "ok")] | length')" 2
 	check "planes: XDP attached" eq "$(jqo '[.checks[] | select(.plane.xdp_prog_id > 0)] | length')" 2
@@ -88,7 +88,7 @@ check "host checks still ok" eq "$(status_of "kernel BTF")$(status_of bpffs)$(st
 ctl h1 doctor
 check "text: exit 1" rc_is 1
 check "text: FAIL mrcd" out_has '^FAIL  mrcd: not running'
-check "text: FAIL maps" out_has '^FAIL  pinned maps: none of the 26 maps'
+check "text: FAIL maps" out_has '^FAIL  pinned maps: none of the 27 maps'
 check "text: fix lines" out_has '^      fix: mrcd --planes IF\[,IF..\] --daemon'
 check "text: fix under every failure" fixes_follow
 

@@ -418,8 +418,9 @@ static void census_one(struct map_census *m, const char *dir, enum mrc_pin id)
 	} else if (info.type == BPF_MAP_TYPE_RINGBUF ||
 		   info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
 		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-		   info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
-		/* No value type (ring buffer, map of maps): no BTF to have. */
+		   info.type == BPF_MAP_TYPE_HASH_OF_MAPS ||
+		   info.type == BPF_MAP_TYPE_PROG_ARRAY) {
+		/* No value type (ring buffer, map of maps, programs): no BTF. */
 		m->n_typeless++;
 	} else if (!info.btf_id) {
 		m->n_no_btf++;
@@ -440,7 +441,8 @@ static void check_maps(struct doctor *d)
 		census_one(&m, dir, (enum mrc_pin)i);
 	if (!m.n_missing && !m.n_no_btf && !m.n_shape) {
 		add(d, "pinned maps", DR_OK, "all %zu maps of mrc.bpf.c in %s, "
-		    "with BTF (but %u ring buffers/maps of maps, which have none)", N_MAPS, dir,
+		    "with BTF (but %u ring buffers, maps of maps and program arrays, "
+		    "which have none)", N_MAPS, dir,
 		    m.n_typeless);
 		return;
 	}
