@@ -4,7 +4,10 @@
 # sizes; xdp-loader (pins in /sys/fs/bpf/mrc) or ip link ... xdpgeneric +
 # tc filter (pins in iproute2's /sys/fs/bpf/tc/globals) attach it; mrcd
 # started after that keeps those programs (same ids) and a transfer is
-# verified. While mrcd runs, programs taken off a plane are noticed,
+# verified. A second XDP program (bpf/port_drop.bpf.c, dropping a port)
+# runs beside MRC's on the same interface through MRC's chain
+# (mrc_xdp_next): its port is dropped, other UDP passes, an MRC transfer
+# is verified. While mrcd runs, programs taken off a plane are noticed,
 # shown by mrcctl status and doctor, and attached again - or, with
 # --no-repair, only reported. Needs build/mrcd, build/mrcctl, mrc-perf,
 # xdp-loader and tc.
@@ -173,5 +176,47 @@ check "status: reattached 0" eq "$(plane_field h1 reattached)" 0
 hx h1 "$MRCCTL" doctor > "$tmp/doctor" 2>&1
 check "doctor fails the plane" grep -q '^FAIL  plane 1 p1: .*no XDP program' "$tmp/doctor"
 check "doctor: XDP multi-program checked" grep -qE '^(ok|WARN) +XDP multi-program: ' "$tmp/doctor"
+check "agents stop" agents stop
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.coexistence
+# libxdp's dispatcher cannot run on this kernel (doctor says why), so the
+# second program goes into MRC's chain: MRC's XDP program hands it every
+# packet that is not MRC's.
+PIN_ARGS=()
+PD=/sys/fs/bpf/port-drop
+check "mrcd starts" agents start
+check "xdp-loader cannot add a second program here" \
+	bash -c "! '$LAB_CMD' exec --name $LAB h2 -- xdp-loader load -m skb p1 '$ROOT/build/bpf/port_drop.bpf.o' 2> /dev/null"
+check "MRC's program still the only one" eq "$(in_host h2 bpftool -j net show dev p1 | jq '.[0].xdp | length')" 1
+hx h2 mkdir -p "$PD"
+check "port_drop loaded (bpftool)" hx h2 bpftool prog load "$ROOT/build/bpf/port_drop.bpf.o" \
+	"$PD/prog" type xdp pinmaps "$PD"
+# port 5001 in host order, little-endian: 0x89 0x13.
+check "drop port 5001" hx h2 bpftool map update pinned "$PD/port_drop_ports" \
+	key 0x89 0x13 value 0 0 0 0 0 0 0 0
+check "chained after MRC" hx h2 bpftool map update pinned /sys/fs/bpf/mrc/mrc_xdp_next \
+	key 0 0 0 0 value pinned "$PD/prog"
+start_recv h2 5001 "$tmp/r1.json" --expect 200 --timeout-ms 3000 --idle-ms 1500
+in_host h1 "$TRAFFIC" send --dst "$H2" --port 5001 --count 200 --size 200 > /dev/null
+wait_recv
+check "port 5001: nothing received" eq "$(json "$tmp/r1.json" .received)" 0
+# dropped LO HI: port_drop's count for the port (little-endian bytes).
+dropped() {
+	hx h2 bpftool -j map lookup pinned "$PD/port_drop_ports" key "$1" "$2" |
+		jq '.formatted.value // .value | if type == "array" then -1 else . end'
+}
+check "port_drop dropped all 200" eq "$(dropped 0x89 0x13)" 200
+start_recv h2 5002 "$tmp/r2.json" --expect 200 --timeout-ms 5000
+in_host h1 "$TRAFFIC" send --dst "$H2" --port 5002 --count 200 --size 200 > /dev/null
+wait_recv
+check "port 5002: all received" eq "$(json "$tmp/r2.json" .received)" 200
+# port_drop would drop MRC's port 4791 too: MRC's packets never reach it.
+check "drop port 4791 as well" hx h2 bpftool map update pinned "$PD/port_drop_ports" \
+	key 0xb7 0x12 value 0 0 0 0 0 0 0 0
+check "MRC transfer verified beside it" transfer_verified
+check "no MRC packet reached port_drop" eq "$(dropped 0xb7 0x12)" 0
+hx h2 rm -rf "$PD"
 check "agents stop" agents stop
 end
