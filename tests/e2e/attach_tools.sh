@@ -218,5 +218,33 @@ check "drop port 4791 as well" hx h2 bpftool map update pinned "$PD/port_drop_po
 check "MRC transfer verified beside it" transfer_verified
 check "no MRC packet reached port_drop" eq "$(dropped 0xb7 0x12)" 0
 hx h2 rm -rf "$PD"
+end
+
+# --------------------------------------------------------------------------
+begin attach_tools.coexistence_xdp_filter
+# xdp-filter (xdp-tools) beside MRC: xdp-filter 1.3.1 only configures a
+# filter it has loaded on an interface, so it is loaded on a spare veth and
+# its program chained after MRC's on p1 by id (the chain holds it).
+in_host h2 ip link add xf0 type veth peer name xf1
+in_host h2 ip link set xf0 up
+check "xdp-filter load on the spare veth" hx h2 xdp-filter load -m skb xf0
+check "xdp-filter port 5003 dst udp" hx h2 xdp-filter port 5003 -m dst -p udp
+xf_id=$(in_host h2 bpftool -j net show dev xf0 | jq '.[0].xdp[0].id // 0')
+check "xdp-filter's program chained after MRC" hx h2 bpftool map update pinned \
+	/sys/fs/bpf/mrc/mrc_xdp_next key 0 0 0 0 value id "$xf_id"
+start_recv h2 5003 "$tmp/r3.json" --expect 200 --timeout-ms 3000 --idle-ms 1500
+in_host h1 "$TRAFFIC" send --dst "$H2" --port 5003 --count 200 --size 200 > /dev/null
+wait_recv
+check "port 5003: nothing received" eq "$(json "$tmp/r3.json" .received)" 0
+check "xdp-filter counted 200 hits" eq "$(hx h2 xdp-filter status 2>/dev/null |
+	awk '$1 == "5003" && $2 == "dst,udp" {print $3}')" 200
+start_recv h2 5002 "$tmp/r4.json" --expect 200 --timeout-ms 5000
+in_host h1 "$TRAFFIC" send --dst "$H2" --port 5002 --count 200 --size 200 > /dev/null
+wait_recv
+check "port 5002: all received" eq "$(json "$tmp/r4.json" .received)" 200
+check "MRC transfer verified beside xdp-filter" transfer_verified
+check "MRC's program still p1's only one" eq "$(in_host h2 bpftool -j net show dev p1 | jq '.[0].xdp | length')" 1
+hx h2 xdp-filter unload --all > /dev/null 2>&1
+in_host h2 ip link del xf0
 check "agents stop" agents stop
 end

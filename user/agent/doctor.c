@@ -776,25 +776,54 @@ static int probe_freplace(const char **what)
 	return err;
 }
 
+/* What MRC's chain (mrc_xdp_next) runs after it: "empty", "program N (name)". */
+static void describe_chain(const struct doctor *d, char *buf, size_t len)
+{
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	struct bpf_prog_info info = {};
+	__u32 key = 0, id = 0, info_len = sizeof(info);
+	int fd = mrc_pin_open(dir, MRC_PIN_XDP_NEXT, NULL, 0), prog;
+
+	snprintf(buf, len, "not pinned");
+	if (fd < 0)
+		return;
+	if (bpf_map_lookup_elem(fd, &key, &id) || !id) {
+		snprintf(buf, len, "empty");
+	} else {
+		prog = bpf_prog_get_fd_by_id(id);
+		if (prog >= 0 && !bpf_obj_get_info_by_fd(prog, &info, &info_len))
+			snprintf(buf, len, "program %u (%s)", id, info.name);
+		else
+			snprintf(buf, len, "program %u", id);
+		if (prog >= 0)
+			close(prog);
+	}
+	close(fd);
+}
+
 static void check_multiprog(struct doctor *d)
 {
+	char chain[64];
 	const char *what;
 	struct dr_check *c;
 	int err = probe_freplace(&what);
 
+	describe_chain(d, chain, sizeof(chain));
 	if (!err) {
 		add(d, "XDP multi-program", DR_OK, "the kernel loads freplace "
 		    "programs: libxdp's dispatcher can run MRC next to other XDP "
-		    "programs");
+		    "programs; MRC's chain mrc_xdp_next: %s", chain);
 		return;
 	}
 	c = add(d, "XDP multi-program", DR_WARN, "libxdp's dispatcher cannot run "
 		"here: the kernel refuses %s (%s), as in libxdp's compatibility "
-		"check; MRC's XDP program must be each plane's only XDP program",
-		what, strerror(-err));
-	set_fix(c, "run other packet filters after MRC at the TC ingress hook (MRC "
-		"passes every non-MRC packet on), or use a kernel that loads freplace "
-		"programs (docs/OPERATIONS.md)");
+		"check; MRC's XDP program must be each plane's only XDP program, "
+		"others run after it through its chain mrc_xdp_next (now: %s)",
+		what, strerror(-err), chain);
+	set_fix(c, "chain another XDP program after MRC's: bpftool map update pinned "
+		"PIN_DIR/mrc_xdp_next key 0 0 0 0 value pinned PROG (MRC passes it "
+		"every non-MRC packet), or use a kernel that loads freplace programs "
+		"(docs/OPERATIONS.md)");
 }
 
 /* ---- 9. tracefs -------------------------------------------------------- */
