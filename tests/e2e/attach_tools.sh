@@ -180,6 +180,28 @@ check "agents stop" agents stop
 end
 
 # --------------------------------------------------------------------------
+begin attach_tools.foreign_program_kept
+# Another program put in MRC's place: reported, never removed by mrcd;
+# once it is gone, MRC's is attached again.
+PIN_ARGS=()
+check "mrcd starts (skb mode)" agents start -- --xdp-mode skb
+check "ip -force replaces MRC's XDP program" in_host h1 ip -force link set dev p1 \
+	xdpgeneric obj "$ROOT/build/bpf/port_drop.bpf.o" sec xdp
+foreign=$(xdp_id h1)
+check "noticed" until_eq 5 true plane_field h1 xdp_missing
+check "says it does not replace it" until_eq 5 1 bash -c \
+	"grep -c 'it runs program $foreign (xdp_port_drop), not ours: not replacing it' '$(lab_state)/mrcd-h1.log'"
+sleep 1.5
+check "the other program stays" eq "$(xdp_id h1)" "$foreign"
+hx h1 "$MRCCTL" doctor > "$tmp/doctor2" 2>&1
+check "doctor: not MRC's" grep -q "^FAIL  plane 1 p1: .*XDP prog $foreign xdp_port_drop .*the XDP program is not MRC's" "$tmp/doctor2"
+check "ip link set xdpgeneric off" in_host h1 ip link set dev p1 xdpgeneric off
+check "MRC's attached again" until_eq 5 false plane_field h1 xdp_missing
+check "it runs mrc_xdp_rx" eq "$(bpftool -j prog show id "$(xdp_id h1)" | jq -r .name)" mrc_xdp_rx
+check "agents stop" agents stop
+end
+
+# --------------------------------------------------------------------------
 begin attach_tools.coexistence
 # libxdp's dispatcher cannot run on this kernel (doctor says why), so the
 # second program goes into MRC's chain: MRC's XDP program hands it every

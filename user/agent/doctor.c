@@ -58,6 +58,7 @@ struct dr_plane {
 	bool down_flag;			/* MRC_PLANE_F_DOWN */
 	char oper[32];
 	uint32_t xdp_prog_id;
+	char xdp_name[16];		/* BPF_OBJ_NAME_LEN */
 	const char *xdp_mode;
 	uint32_t tc_prog_id;
 };
@@ -571,6 +572,21 @@ static void read_oper(const char *ifname, char *buf, size_t len)
 	fclose(f);
 }
 
+/* A program's name by id ("" when it cannot be read). */
+static void prog_name(uint32_t id, char *buf, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	int fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		snprintf(buf, len, "%s", info.name);
+	close(fd);
+}
+
 static void query_xdp(struct dr_plane *p)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -591,6 +607,7 @@ static void query_xdp(struct dr_plane *p)
 		p->xdp_prog_id = q.prog_id;
 		p->xdp_mode = "native";
 	}
+	prog_name(p->xdp_prog_id, p->xdp_name, sizeof(p->xdp_name));
 }
 
 static void query_tc(struct dr_plane *p)
@@ -642,6 +659,12 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 		append(problems, sizeof(problems), "no XDP program");
 		st = DR_FAIL;
 	}
+	/* Another program in MRC's place (libxdp's dispatcher runs ours). */
+	if (st == DR_OK && pl.xdp_name[0] && strcmp(pl.xdp_name, "mrc_xdp_rx") &&
+	    strcmp(pl.xdp_name, "xdp_dispatcher")) {
+		append(problems, sizeof(problems), "the XDP program is not MRC's");
+		st = DR_FAIL;
+	}
 	if (st == DR_OK && !pl.tc_prog_id) {
 		append(problems, sizeof(problems), "no TC egress filter 0x4d43");
 		st = DR_FAIL;
@@ -651,8 +674,9 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 		st = DR_WARN;
 	}
 
-	c = add(d, name, st, "ifindex %u, oper %s, XDP prog %u (%s), TC egress "
-		"prog %u%s%s%s", pl.ifindex, pl.oper, pl.xdp_prog_id, pl.xdp_mode,
+	c = add(d, name, st, "ifindex %u, oper %s, XDP prog %u%s%s (%s), TC egress "
+		"prog %u%s%s%s", pl.ifindex, pl.oper, pl.xdp_prog_id,
+		pl.xdp_name[0] ? " " : "", pl.xdp_name, pl.xdp_mode,
 		pl.tc_prog_id, pl.down_flag ? ", flag DOWN" : "",
 		problems[0] ? ": " : "", problems);
 	c->has_plane = true;
@@ -666,9 +690,16 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 	else if (!up)
 		set_fix(c, "ip link set %s up (and check its cable/peer: "
 			"cat /sys/class/net/%s/carrier)", pl.ifname, pl.ifname);
+	else if (strstr(problems, "not MRC's"))
+		set_fix(c, "take %s off %s (xdp-loader unload %s --all) so that mrcd "
+			"attaches MRC's again, and chain it after MRC's through "
+			"mrc_xdp_next (docs/OPERATIONS.md)", pl.xdp_name, pl.ifname,
+			pl.ifname);
 	else if (!pl.xdp_prog_id || !pl.tc_prog_id)
-		set_fix(c, "reattach: mrcd --detach%s, then mrcd --planes "
-			"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		set_fix(c, "mrcd attaches them again within a second unless started "
+			"with --no-repair; else reattach: mrcd --detach%s, then mrcd "
+			"--planes IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)),
+			pbuf);
 	else
 		set_fix(c, "check the link and the fabric behind %s (mrcd clears "
 			"DOWN when it comes back)", pl.ifname);

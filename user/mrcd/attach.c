@@ -311,7 +311,7 @@ static bool adopt_attached_tc(const struct agent *a, struct plane *p)
 	return true;
 }
 
-static bool plane_exists(const struct plane *p)
+bool plane_exists(const struct plane *p)
 {
 	char name[IF_NAMESIZE];
 

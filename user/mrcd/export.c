@@ -92,16 +92,16 @@ static int resize_maps_btf(const struct agent *a, struct btf *btf)
 		/* Re-read: the section's type moves when types are added. */
 		const struct btf_type *var = btf__type_by_id(btf, v->type);
 		const struct mrc_pin_spec *s;
-		__u32 struct_id;
-		int err;
+		int struct_id, err;
 
 		s = mrc_pin_spec(mrc_pin_by_name(btf__name_by_offset(btf, var->name_off)));
 		if (!s || s->scale == MRC_PIN_FIXED)
 			continue;
-		struct_id = btf__resolve_type(btf, var->type) > 0 ?
-			    (__u32)btf__resolve_type(btf, var->type) : 0;
-		err = resize_map_btf(btf, struct_id,
-				     mrc_pin_entries(s, a->opt.max_qps, a->opt.max_ctx));
+		struct_id = btf__resolve_type(btf, var->type);
+		err = struct_id > 0 ?
+		      resize_map_btf(btf, (__u32)struct_id,
+				     mrc_pin_entries(s, a->opt.max_qps, a->opt.max_ctx)) :
+		      -EINVAL;
 		if (err) {
 			pr_err("--write-object: cannot resize %s in BTF: %s\n", s->name,
 			       strerror(-err));

@@ -228,6 +228,7 @@ int attach_tc(const struct agent *a, struct plane *p);
 void forget_xdp(struct plane *p);
 __u32 expected_xdp_id(const struct agent *a, const struct plane *p);
 __u32 prog_id_of_fd(int fd);
+bool plane_exists(const struct plane *p);
 /* watch.c: notice programs taken off the planes, re-attach them */
 #define WATCH_INTERVAL_MS	500
 void watch_planes(struct agent *a);

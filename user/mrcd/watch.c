@@ -16,8 +16,11 @@
 
 #include "mrcd/mrcd.h"
 
-/* What the device runs now, for the log: "none" or "prog N (name)". */
-static void describe_xdp_now(const struct plane *p, char *buf, size_t len)
+/*
+ * What the device runs now, for the log: "none" or "program N (name)".
+ * Returns the program's id, 0 for none.
+ */
+static __u32 describe_xdp_now(const struct plane *p, char *buf, size_t len)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct bpf_prog_info info = {};
@@ -26,7 +29,7 @@ static void describe_xdp_now(const struct plane *p, char *buf, size_t len)
 
 	if (bpf_xdp_query(p->ifindex, 0, &q) || !q.prog_id) {
 		snprintf(buf, len, "none");
-		return;
+		return 0;
 	}
 	fd = bpf_prog_get_fd_by_id(q.prog_id);
 	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &info_len))
@@ -35,6 +38,7 @@ static void describe_xdp_now(const struct plane *p, char *buf, size_t len)
 		snprintf(buf, len, "program %u", q.prog_id);
 	if (fd >= 0)
 		close(fd);
+	return q.prog_id;
 }
 
 static bool xdp_still_attached(const struct agent *a, const struct plane *p)
@@ -63,16 +67,18 @@ static void note_repair(struct plane *p, const char *what, int err)
 static void watch_xdp(struct agent *a, struct plane *p)
 {
 	char now[64];
+	__u32 other;
 	int err;
 
 	if (p->xdp_via != XDP_VIA_NONE && xdp_still_attached(a, p)) {
 		if (p->xdp_missing)
 			pr_err("%s: our XDP program is attached again\n", p->name);
 		p->xdp_missing = false;
+		p->repair_failed = false;
 		return;
 	}
+	other = describe_xdp_now(p, now, sizeof(now));
 	if (!p->xdp_missing) {
-		describe_xdp_now(p, now, sizeof(now));
 		p->xdp_missing = true;
 		p->xdp_losses++;
 		pr_err("%s: our XDP program was taken off the plane (it runs %s "
@@ -81,6 +87,14 @@ static void watch_xdp(struct agent *a, struct plane *p)
 	}
 	if (a->opt.no_repair)
 		return;
+	/* Someone else's program: never removed by us; said once. */
+	if (other) {
+		if (!p->repair_failed)
+			pr_err("%s: it runs %s, not ours: not replacing it; MRC is off "
+			       "this plane until it is removed\n", p->name, now);
+		p->repair_failed = true;
+		return;
+	}
 	forget_xdp(p);
 	err = attach_xdp(a, p);
 	if (!err)
@@ -116,13 +130,6 @@ static void watch_tc(struct agent *a, struct plane *p)
 	note_repair(p, "the TC egress filter", err);
 }
 
-static bool device_exists(const struct plane *p)
-{
-	char name[IF_NAMESIZE];
-
-	return if_indextoname((unsigned int)p->ifindex, name) != NULL;
-}
-
 void watch_planes(struct agent *a)
 {
 	static long long next_ms;
@@ -136,7 +143,7 @@ void watch_planes(struct agent *a)
 		struct plane *p = &a->planes[i];
 
 		/* A device that went away is the link monitor's news, not ours. */
-		if (!device_exists(p))
+		if (!plane_exists(p))
 			continue;
 		log_quiet_libs(true);
 		watch_xdp(a, p);
