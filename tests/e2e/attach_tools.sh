@@ -185,7 +185,9 @@ begin attach_tools.foreign_program_kept
 # once it is gone, MRC's is attached again.
 PIN_ARGS=()
 check "mrcd starts (skb mode)" agents start -- --xdp-mode skb
-check "ip -force replaces MRC's XDP program" in_host h1 ip -force link set dev p1 \
+# (iproute2 wants its own /sys/fs/bpf/xdp: see ip_tc_adopted)
+hx h1 sh -c '[ -L /sys/fs/bpf/xdp ] || rm -rf /sys/fs/bpf/xdp'
+check "ip -force replaces MRC's XDP program" hx h1 ip -force link set dev p1 \
 	xdpgeneric obj "$ROOT/build/bpf/port_drop.bpf.o" sec xdp
 foreign=$(xdp_id h1)
 check "noticed" until_eq 5 true plane_field h1 xdp_missing
