@@ -99,8 +99,13 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	if (skb->gso_segs > 1)
 		bpf_skb_pull_data(skb, TC_GSO_PULL_LEN);
 	pkt_from_skb(&p, skb);
+	/*
+	 * Not MRC's: TC_ACT_UNSPEC hands it to the next filter on the hook
+	 * (clsact priority order, or tcx's next), and passes it when there is
+	 * none; TC_ACT_OK would end the chain, hiding it from later filters.
+	 */
 	if (parse_mrc(&p, PKT_HEADERS) <= 0)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	if (p.opcode == MRC_OP_EP_REQUEST)
 		return stamp_probe(skb, &p);
 	if (outgoing_qp(&p, &slot))

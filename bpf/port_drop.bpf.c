@@ -8,12 +8,14 @@
  * program; MRC's hands every packet that is not MRC's to the program in
  * its pinned program array mrc_xdp_next (a tail call), so this one runs
  * there (docs/OPERATIONS.md):
- *   bpftool prog load port_drop.bpf.o /sys/fs/bpf/pd/prog type xdp \
+ *   bpftool prog loadall port_drop.bpf.o /sys/fs/bpf/pd/progs \
  *           pinmaps /sys/fs/bpf/pd
  *   bpftool map update pinned /sys/fs/bpf/pd/port_drop_ports \
  *           key 0x89 0x13 value 0 0 0 0 0 0 0 0          # port 5001
  *   bpftool map update pinned /sys/fs/bpf/mrc/mrc_xdp_next \
- *           key 0 0 0 0 value pinned /sys/fs/bpf/pd/prog
+ *           key 0 0 0 0 value pinned /sys/fs/bpf/pd/progs/xdp_port_drop
+ * Its TC program does the same on a TC hook, as a second filter next to
+ * MRC's (which hands on every packet that is not MRC's: TC_ACT_UNSPEC).
  * It is the example and the test of that chain (tests/e2e/attach_tools.sh,
  * tests/bpf/test_mrc_xdp/xdp_next.c); mrcd does not use it.
  */
@@ -25,6 +27,8 @@
 #define ETH_P_IPV6	0x86DD
 #define IPPROTO_TCP	6
 #define IPPROTO_UDP	17
+#define TC_ACT_UNSPEC	(-1)
+#define TC_ACT_SHOT	2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -62,27 +66,44 @@ static __always_inline __u32 l4_offset(void *data, void *end, __u8 *proto)
 	return 0;
 }
 
-SEC("xdp")
-int xdp_port_drop(struct xdp_md *ctx)
+/* Is the packet UDP/TCP to a port of the map? Counts it when it is. */
+static __always_inline bool port_dropped(void *data, void *end)
 {
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	__u8 proto = 0;
 	__u32 off = l4_offset(data, end, &proto);
 	__u16 *dport, port;
 	__u64 *dropped;
 
 	if (!off || (proto != IPPROTO_UDP && proto != IPPROTO_TCP) || off > 128)
-		return XDP_PASS;
+		return false;
 	/* dest is at byte 2 of both the UDP and the TCP header. */
 	dport = data + off + 2;
 	if ((void *)(dport + 1) > end)
-		return XDP_PASS;
+		return false;
 	port = bpf_ntohs(*dport);
 	dropped = bpf_map_lookup_elem(&port_drop_ports, &port);
 	if (!dropped)
-		return XDP_PASS;
+		return false;
 	__sync_fetch_and_add(dropped, 1);
-	return XDP_DROP;
+	return true;
+}
+
+SEC("xdp")
+int xdp_port_drop(struct xdp_md *ctx)
+{
+	return port_dropped((void *)(long)ctx->data, (void *)(long)ctx->data_end) ?
+	       XDP_DROP : XDP_PASS;
+}
+
+/*
+ * The same at TC (e.g. egress, after MRC's filter): TC_ACT_UNSPEC lets
+ * what it does not drop go on to the next filter, or pass.
+ */
+SEC("tc")
+int tc_port_drop(struct __sk_buff *skb)
+{
+	return port_dropped((void *)(long)skb->data, (void *)(long)skb->data_end) ?
+	       TC_ACT_SHOT : TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "GPL";

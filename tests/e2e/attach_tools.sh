@@ -215,13 +215,13 @@ check "xdp-loader cannot add a second program here" \
 	bash -c "! '$LAB_CMD' exec --name $LAB h2 -- xdp-loader load -m skb p1 '$ROOT/build/bpf/port_drop.bpf.o' 2> /dev/null"
 check "MRC's program still the only one" eq "$(in_host h2 bpftool -j net show dev p1 | jq '.[0].xdp | length')" 1
 hx h2 mkdir -p "$PD"
-check "port_drop loaded (bpftool)" hx h2 bpftool prog load "$ROOT/build/bpf/port_drop.bpf.o" \
-	"$PD/prog" type xdp pinmaps "$PD"
+check "port_drop loaded (bpftool)" hx h2 bpftool prog loadall "$ROOT/build/bpf/port_drop.bpf.o" \
+	"$PD/progs" pinmaps "$PD"
 # port 5001 in host order, little-endian: 0x89 0x13.
 check "drop port 5001" hx h2 bpftool map update pinned "$PD/port_drop_ports" \
 	key 0x89 0x13 value 0 0 0 0 0 0 0 0
 check "chained after MRC" hx h2 bpftool map update pinned /sys/fs/bpf/mrc/mrc_xdp_next \
-	key 0 0 0 0 value pinned "$PD/prog"
+	key 0 0 0 0 value pinned "$PD/progs/xdp_port_drop"
 start_recv h2 5001 "$tmp/r1.json" --expect 200 --timeout-ms 3000 --idle-ms 1500
 in_host h1 "$TRAFFIC" send --dst "$H2" --port 5001 --count 200 --size 200 > /dev/null
 wait_recv
@@ -242,6 +242,23 @@ check "drop port 4791 as well" hx h2 bpftool map update pinned "$PD/port_drop_po
 check "MRC transfer verified beside it" transfer_verified
 check "no MRC packet reached port_drop" eq "$(dropped 0xb7 0x12)" 0
 hx h2 rm -rf "$PD"
+
+# TC: a second egress filter after MRC's (clsact priority order) sees
+# every packet that is not MRC's (MRC's gives no verdict on those).
+in_host h1 tc filter add dev p1 egress pref 49152 handle 0x70 bpf da \
+	obj "$ROOT/build/bpf/port_drop.bpf.o" sec tc
+tc2=$(in_host h1 tc filter show dev p1 egress | sed -n 's/.*handle 0x70 .* id \([0-9]*\) .*/\1/p')
+check "port_drop's TC filter after MRC's" test "${tc2:-0}" -gt 0
+tc2_map=$(bpftool -j prog show id "${tc2:-0}" | jq '.map_ids[0] // 0')
+check "its TC map drops port 5004" bpftool map update id "$tc2_map" key 0x8c 0x13 value 0 0 0 0 0 0 0 0
+start_recv h2 5004 "$tmp/r5.json" --expect 100 --timeout-ms 3000 --idle-ms 1500
+in_host h1 "$TRAFFIC" send --dst "$H2" --port 5004 --count 100 --size 200 > /dev/null
+wait_recv
+check "port 5004: dropped at h1's egress" eq "$(json "$tmp/r5.json" .received)" 0
+check "port_drop's TC filter counted 100" eq "$(bpftool -j map lookup id "$tc2_map" key 0x8c 0x13 |
+	jq '.formatted.value // .value')" 100
+check "MRC transfer verified beside the TC filter" transfer_verified
+in_host h1 tc filter del dev p1 egress pref 49152 handle 0x70 bpf
 end
 
 # --------------------------------------------------------------------------
