@@ -44,6 +44,16 @@
 #include "mrc/probes.h"
 #include "mrc/tc_spray.h"
 
+/*
+ * Not an MRC packet: to the next XDP program if the operator chained one
+ * (a tail call does not come back), else up the stack, untouched.
+ */
+static __always_inline int pass_on(struct xdp_md *ctx)
+{
+	bpf_tail_call(ctx, &mrc_xdp_next, 0);
+	return XDP_PASS;
+}
+
 SEC("xdp")
 int mrc_xdp_rx(struct xdp_md *ctx)
 {
@@ -53,7 +63,7 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 	pkt_from_xdp(&p, ctx);
 	ret = parse_mrc(&p, PKT_WHOLE_FRAME);
 	if (ret == 0)
-		return XDP_PASS;
+		return pass_on(ctx);
 	if (ret < 0)
 		return count_drop(-ret);
 
@@ -89,8 +99,13 @@ int mrc_tc_tx(struct __sk_buff *skb)
 	if (skb->gso_segs > 1)
 		bpf_skb_pull_data(skb, TC_GSO_PULL_LEN);
 	pkt_from_skb(&p, skb);
+	/*
+	 * Not MRC's: TC_ACT_UNSPEC hands it to the next filter on the hook
+	 * (clsact priority order, or tcx's next), and passes it when there is
+	 * none; TC_ACT_OK would end the chain, hiding it from later filters.
+	 */
 	if (parse_mrc(&p, PKT_HEADERS) <= 0)
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	if (p.opcode == MRC_OP_EP_REQUEST)
 		return stamp_probe(skb, &p);
 	if (outgoing_qp(&p, &slot))

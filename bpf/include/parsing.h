@@ -18,6 +18,7 @@
 #define IPPROTO_UDP_	17
 
 #ifndef TC_ACT_OK
+#define TC_ACT_UNSPEC	(-1)	/* no verdict: the next filter, or pass */
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
 #endif

@@ -297,4 +297,19 @@ struct {
 	PIN;
 } mrc_probe_ports SEC(".maps");
 
+/*
+ * The XDP program that gets the packets which are not MRC's, when the
+ * kernel cannot run libxdp's dispatcher (docs/OPERATIONS.md): slot 0, set
+ * by the operator (bpftool map update pinned .../mrc_xdp_next key 0 0 0 0
+ * value pinned PROG); empty, such packets go up the stack (XDP_PASS).
+ * Sizes, not types: a program array takes no BTF key or value.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	PIN;
+} mrc_xdp_next SEC(".maps");
+
 #endif /* MRC_BPF_MAPS_H */

@@ -27,6 +27,7 @@
 #include "packet.h"
 #include "test.h"
 
+#define TC_ACT_UNSPEC	(-1)	/* no verdict: the next filter, or pass */
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
 #define TC_ACT_REDIRECT	7

@@ -521,6 +521,8 @@ void reset_maps(void)
 	delete_all(MFD(mrc_probe_ports), sizeof(__u32));
 	for (k = 0; k < fx_max_ctx; k++)
 		bpf_map_delete_elem(MFD(mrc_events), &k);	/* ENOENT is fine */
+	k = 0;
+	bpf_map_delete_elem(MFD(mrc_xdp_next), &k);	/* no program chained */
 	/* Control-path counters and EV events of earlier tests. */
 	zero_array(MFD(mrc_ctl_stats), 1, sizeof(struct mrc_ctl_stats), 1);
 	drain_ev_events();

@@ -34,6 +34,10 @@ struct agent_plane_info {
 	uint32_t xdp_prog_id;		/* our mrc_xdp_rx; 0 = not attached */
 	uint32_t xdp_attached_id;	/* what the device runs (may be a dispatcher) */
 	uint32_t tc_prog_id;		/* program of our TC filter; 0 = none */
+	bool tc_adopted;		/* the filter was attached before mrcd (tc) */
+	/* mrcd's watch: our programs found taken off the plane */
+	bool xdp_missing, tc_missing;	/* right now */
+	unsigned int xdp_losses, tc_losses, repairs;	/* since start */
 };
 
 /*
@@ -73,6 +77,7 @@ struct agent_cmd_env {
 	const char *pin_dir;
 	int pid;			/* mrcd's */
 	unsigned int n_planes;
+	bool repair;			/* mrcd re-attaches what is taken off (no --no-repair) */
 	struct agent_plane_info planes[MRC_MAX_PLANES_ABI];
 	struct agent_maps maps;
 	struct mrc_qp_evs *ev_tables;	/* mmapped mrc_qp_evs (per-entry CAS) */

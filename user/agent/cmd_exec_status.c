@@ -147,6 +147,27 @@ static void probing_json(struct ctx *c, struct json *j)
 	j_end(j);
 }
 
+/*
+ * A line per plane whose programs mrcd's watch found taken off (only
+ * then: a quiet plane needs no line).
+ */
+static void watch_text(struct ctx *c)
+{
+	const struct agent_plane_info *pi;
+	unsigned int i;
+
+	for (i = 0; i < c->env->n_planes; i++) {
+		pi = &c->env->planes[i];
+		if (!pi->xdp_losses && !pi->tc_losses)
+			continue;
+		fprintf(c->out, "%s: taken off: XDP %u times, TC %u times; attached "
+			"again %u times%s%s%s\n", pi->name, pi->xdp_losses, pi->tc_losses,
+			pi->repairs, pi->xdp_missing ? "; XDP MISSING now" : "",
+			pi->tc_missing ? "; TC MISSING now" : "",
+			c->env->repair ? "" : " (--no-repair)");
+	}
+}
+
 static void probing_text(struct ctx *c)
 {
 	const struct pe_status *st = c->env->probing;
@@ -208,6 +229,7 @@ static void status_json(struct ctx *c, const uint64_t *drops,
 	j_str(&j, "pin_dir", c->env->pin_dir);
 	j_int(&j, "pid", c->env->pid);
 	j_u64(&j, "port", configured_port(c));
+	j_bool(&j, "repair", c->env->repair);
 	j_arr(&j, "planes");
 	for (i = 0; i < c->env->n_planes; i++) {
 		read_plane_row(c, i, &r);
@@ -228,6 +250,12 @@ static void status_json(struct ctx *c, const uint64_t *drops,
 		j_u64(&j, "xdp_prog_id", r.info->xdp_prog_id);
 		j_u64(&j, "xdp_attached_id", r.info->xdp_attached_id);
 		j_u64(&j, "tc_prog_id", r.info->tc_prog_id);
+		j_str(&j, "tc_attach", r.info->tc_adopted ? "adopted" : "mrcd");
+		j_bool(&j, "xdp_missing", r.info->xdp_missing);
+		j_bool(&j, "tc_missing", r.info->tc_missing);
+		j_u64(&j, "xdp_taken_off", r.info->xdp_losses);
+		j_u64(&j, "tc_taken_off", r.info->tc_losses);
+		j_u64(&j, "reattached", r.info->repairs);
 		if (c->env->probing)
 			j_str(&j, "link", link_name(c, i));
 		j_end(&j);
@@ -297,6 +325,7 @@ static void status_text(struct ctx *c, const uint64_t *drops,
 			*r.addr4 ? r.addr4 : "-", *r.addr6 ? r.addr6 : "-", xdp,
 			r.info->xdp_prog_id, r.info->tc_prog_id);
 	}
+	watch_text(c);
 	if (c->env->probing)
 		probing_text(c);
 	for (i = MRC_QPS_INIT; i <= MRC_QPS_ERROR; i++)

@@ -21,6 +21,7 @@
 
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -57,6 +58,7 @@ struct dr_plane {
 	bool down_flag;			/* MRC_PLANE_F_DOWN */
 	char oper[32];
 	uint32_t xdp_prog_id;
+	char xdp_name[16];		/* BPF_OBJ_NAME_LEN */
 	const char *xdp_mode;
 	uint32_t tc_prog_id;
 };
@@ -417,8 +419,9 @@ static void census_one(struct map_census *m, const char *dir, enum mrc_pin id)
 	} else if (info.type == BPF_MAP_TYPE_RINGBUF ||
 		   info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
 		   info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
-		   info.type == BPF_MAP_TYPE_HASH_OF_MAPS) {
-		/* No value type (ring buffer, map of maps): no BTF to have. */
+		   info.type == BPF_MAP_TYPE_HASH_OF_MAPS ||
+		   info.type == BPF_MAP_TYPE_PROG_ARRAY) {
+		/* No value type (ring buffer, map of maps, programs): no BTF. */
 		m->n_typeless++;
 	} else if (!info.btf_id) {
 		m->n_no_btf++;
@@ -439,7 +442,8 @@ static void check_maps(struct doctor *d)
 		census_one(&m, dir, (enum mrc_pin)i);
 	if (!m.n_missing && !m.n_no_btf && !m.n_shape) {
 		add(d, "pinned maps", DR_OK, "all %zu maps of mrc.bpf.c in %s, "
-		    "with BTF (but %u ring buffers/maps of maps, which have none)", N_MAPS, dir,
+		    "with BTF (but %u ring buffers, maps of maps and program arrays, "
+		    "which have none)", N_MAPS, dir,
 		    m.n_typeless);
 		return;
 	}
@@ -568,6 +572,21 @@ static void read_oper(const char *ifname, char *buf, size_t len)
 	fclose(f);
 }
 
+/* A program's name by id ("" when it cannot be read). */
+static void prog_name(uint32_t id, char *buf, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	int fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		snprintf(buf, len, "%s", info.name);
+	close(fd);
+}
+
 static void query_xdp(struct dr_plane *p)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -588,6 +607,7 @@ static void query_xdp(struct dr_plane *p)
 		p->xdp_prog_id = q.prog_id;
 		p->xdp_mode = "native";
 	}
+	prog_name(p->xdp_prog_id, p->xdp_name, sizeof(p->xdp_name));
 }
 
 static void query_tc(struct dr_plane *p)
@@ -639,6 +659,12 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 		append(problems, sizeof(problems), "no XDP program");
 		st = DR_FAIL;
 	}
+	/* Another program in MRC's place (libxdp's dispatcher runs ours). */
+	if (st == DR_OK && pl.xdp_name[0] && strcmp(pl.xdp_name, "mrc_xdp_rx") &&
+	    strcmp(pl.xdp_name, "xdp_dispatcher")) {
+		append(problems, sizeof(problems), "the XDP program is not MRC's");
+		st = DR_FAIL;
+	}
 	if (st == DR_OK && !pl.tc_prog_id) {
 		append(problems, sizeof(problems), "no TC egress filter 0x4d43");
 		st = DR_FAIL;
@@ -648,8 +674,9 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 		st = DR_WARN;
 	}
 
-	c = add(d, name, st, "ifindex %u, oper %s, XDP prog %u (%s), TC egress "
-		"prog %u%s%s%s", pl.ifindex, pl.oper, pl.xdp_prog_id, pl.xdp_mode,
+	c = add(d, name, st, "ifindex %u, oper %s, XDP prog %u%s%s (%s), TC egress "
+		"prog %u%s%s%s", pl.ifindex, pl.oper, pl.xdp_prog_id,
+		pl.xdp_name[0] ? " " : "", pl.xdp_name, pl.xdp_mode,
 		pl.tc_prog_id, pl.down_flag ? ", flag DOWN" : "",
 		problems[0] ? ": " : "", problems);
 	c->has_plane = true;
@@ -663,9 +690,16 @@ static void check_plane(struct doctor *d, unsigned int idx, const struct mrc_pla
 	else if (!up)
 		set_fix(c, "ip link set %s up (and check its cable/peer: "
 			"cat /sys/class/net/%s/carrier)", pl.ifname, pl.ifname);
+	else if (strstr(problems, "not MRC's"))
+		set_fix(c, "take %s off %s (xdp-loader unload %s --all) so that mrcd "
+			"attaches MRC's again, and chain it after MRC's through "
+			"mrc_xdp_next (docs/OPERATIONS.md)", pl.xdp_name, pl.ifname,
+			pl.ifname);
 	else if (!pl.xdp_prog_id || !pl.tc_prog_id)
-		set_fix(c, "reattach: mrcd --detach%s, then mrcd --planes "
-			"IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
+		set_fix(c, "mrcd attaches them again within a second unless started "
+			"with --no-repair; else reattach: mrcd --detach%s, then mrcd "
+			"--planes IF[,IF..] --daemon%s", pin_arg(d, pbuf, sizeof(pbuf)),
+			pbuf);
 	else
 		set_fix(c, "check the link and the fabric behind %s (mrcd clears "
 			"DOWN when it comes back)", pl.ifname);
@@ -711,6 +745,116 @@ static void check_planes(struct doctor *d)
 		set_fix(c, "mrcd --detach%s, then mrcd --planes IF[,IF..] --daemon%s",
 			pin_arg(d, pbuf, sizeof(pbuf)), pbuf);
 	}
+}
+
+/* ---- XDP next to other XDP programs: libxdp's dispatcher ------------- */
+
+/* The one-function BTF both probe programs share: int mrc_probe(void). */
+static struct btf *probe_btf(__u32 *func_id)
+{
+	struct btf *btf = btf__new_empty();
+	int i, proto, func;
+
+	if (!btf)
+		return NULL;
+	i = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	proto = i > 0 ? btf__add_func_proto(btf, i) : -1;
+	func = proto > 0 ? btf__add_func(btf, "mrc_probe", BTF_FUNC_GLOBAL, proto) : -1;
+	if (func < 0 || btf__load_into_kernel(btf)) {
+		btf__free(btf);
+		return NULL;
+	}
+	*func_id = (__u32)func;
+	return btf;
+}
+
+/*
+ * What libxdp's compatibility check does: load an XDP program, then an
+ * extension (freplace) of its function. 0, or the -errno of the load
+ * that failed (which says "the extension" in *what).
+ */
+static int probe_freplace(const char **what)
+{
+	const struct bpf_insn pass[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_func_info fi = { .insn_off = 0 };
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .func_info = &fi, .func_info_cnt = 1,
+		    .func_info_rec_size = sizeof(fi));
+	struct btf *btf = probe_btf(&fi.type_id);
+	int target, ext, err = 0;
+
+	*what = "the BTF of the probe";
+	if (!btf)
+		return -errno ? -errno : -EINVAL;
+	o.prog_btf_fd = btf__fd(btf);
+	*what = "an XDP program with BTF";
+	target = bpf_prog_load(BPF_PROG_TYPE_XDP, "mrc_probe", "GPL", pass, 2, &o);
+	if (target < 0) {
+		err = -errno;
+	} else {
+		*what = "an extension (freplace) of it";
+		o.attach_prog_fd = target;
+		o.attach_btf_id = fi.type_id;
+		ext = bpf_prog_load(BPF_PROG_TYPE_EXT, "mrc_probe", "GPL", pass, 2, &o);
+		err = ext < 0 ? -errno : 0;
+		if (ext >= 0)
+			close(ext);
+		close(target);
+	}
+	btf__free(btf);
+	return err;
+}
+
+/* What MRC's chain (mrc_xdp_next) runs after it: "empty", "program N (name)". */
+static void describe_chain(const struct doctor *d, char *buf, size_t len)
+{
+	const char *dir = d->paths_ok ? d->paths.pin_dir : d->pin_dir;
+	struct bpf_prog_info info = {};
+	__u32 key = 0, id = 0, info_len = sizeof(info);
+	int fd = mrc_pin_open(dir, MRC_PIN_XDP_NEXT, NULL, 0), prog;
+
+	snprintf(buf, len, "not pinned");
+	if (fd < 0)
+		return;
+	if (bpf_map_lookup_elem(fd, &key, &id) || !id) {
+		snprintf(buf, len, "empty");
+	} else {
+		prog = bpf_prog_get_fd_by_id(id);
+		if (prog >= 0 && !bpf_obj_get_info_by_fd(prog, &info, &info_len))
+			snprintf(buf, len, "program %u (%s)", id, info.name);
+		else
+			snprintf(buf, len, "program %u", id);
+		if (prog >= 0)
+			close(prog);
+	}
+	close(fd);
+}
+
+static void check_multiprog(struct doctor *d)
+{
+	char chain[64];
+	const char *what;
+	struct dr_check *c;
+	int err = probe_freplace(&what);
+
+	describe_chain(d, chain, sizeof(chain));
+	if (!err) {
+		add(d, "XDP multi-program", DR_OK, "the kernel loads freplace "
+		    "programs: libxdp's dispatcher can run MRC next to other XDP "
+		    "programs; MRC's chain mrc_xdp_next: %s", chain);
+		return;
+	}
+	c = add(d, "XDP multi-program", DR_WARN, "libxdp's dispatcher cannot run "
+		"here: the kernel refuses %s (%s), as in libxdp's compatibility "
+		"check; MRC's XDP program must be each plane's only XDP program, "
+		"others run after it through its chain mrc_xdp_next (now: %s)",
+		what, strerror(-err), chain);
+	set_fix(c, "chain another XDP program after MRC's: bpftool map update pinned "
+		"PIN_DIR/mrc_xdp_next key 0 0 0 0 value pinned PROG (MRC passes it "
+		"every non-MRC packet), or use a kernel that loads freplace programs "
+		"(docs/OPERATIONS.md)");
 }
 
 /* ---- 9. tracefs -------------------------------------------------------- */
@@ -823,6 +967,7 @@ int doctor_run(const char *pin_dir, bool json, FILE *out, FILE *err)
 	check_maps(d);
 	check_qps(d);
 	check_planes(d);
+	check_multiprog(d);
 	check_tracefs(d);
 
 	libbpf_set_print(old_print);

@@ -74,6 +74,7 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	     sizeof(struct mrc_known_peer), MRC_MAX_KNOWN_PEERS),
 	HASH(MRC_PIN_PROBE_PORTS, "mrc_probe_ports", U32, U32, MRC_MAX_PROBE_PORTS),
 	OUTER(MRC_PIN_EV_TX, "mrc_ev_tx", QPS),
+	SPEC(MRC_PIN_XDP_NEXT, "mrc_xdp_next", BPF_MAP_TYPE_PROG_ARRAY, U32, U32, 1, 0),
 };
 
 const struct mrc_pin_spec *mrc_pin_spec(enum mrc_pin id)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
 #include <linux/if_link.h>
 
@@ -29,6 +30,11 @@ static long libxdp_ptr_error(const void *ptr)
 }
 
 /* ---- XDP -------------------------------------------------------------- */
+
+static __u32 xdp_flags_for(enum xdp_attach_mode mode)
+{
+	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+}
 
 const char *mode_name(enum xdp_attach_mode mode)
 {
@@ -172,7 +178,7 @@ static int attach_xdp_netlink(const struct agent *a, struct plane *p,
 	return 0;
 }
 
-static int attach_xdp(const struct agent *a, struct plane *p)
+int attach_xdp(const struct agent *a, struct plane *p)
 {
 	static const enum xdp_attach_mode auto_modes[] = { XDP_MODE_NATIVE, XDP_MODE_SKB };
 	static const enum xdp_attach_mode native[] = { XDP_MODE_NATIVE };
@@ -219,7 +225,93 @@ static int attach_xdp(const struct agent *a, struct plane *p)
 	return 0;
 }
 
-static bool plane_exists(const struct plane *p)
+/* ---- programs attached by xdp-loader, ip or tc: adopted ----------------- */
+
+__u32 prog_id_of_fd(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+/*
+ * Is the program with this id ours: the same code as ours (name and tag;
+ * the tag leaves out map references) working on our maps (it uses the
+ * pinned mrc_cfg)? Then whoever loaded it - xdp-loader, ip, tc, an earlier
+ * mrcd of this build - it does exactly what ours would.
+ */
+static bool is_same_program(const struct agent *a, int our_fd, __u32 id)
+{
+	struct bpf_prog_info ours = {}, theirs = {};
+	struct bpf_map_info cfg = {};
+	__u32 len = sizeof(ours), map_ids[64], i;
+	bool same = false;
+	int fd;
+
+	if (!id || bpf_obj_get_info_by_fd(our_fd, &ours, &len))
+		return false;
+	len = sizeof(cfg);
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(a->skel->maps.mrc_cfg), &cfg, &len))
+		return false;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	theirs.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+	theirs.map_ids = (__u64)(unsigned long)map_ids;
+	len = sizeof(theirs);
+	if (!bpf_obj_get_info_by_fd(fd, &theirs, &len) &&
+	    !strcmp(theirs.name, ours.name) && !memcmp(theirs.tag, ours.tag, sizeof(ours.tag)))
+		for (i = 0; i < theirs.nr_map_ids && i < 64 && !same; i++)
+			same = map_ids[i] == cfg.id;
+	close(fd);
+	return same;
+}
+
+/*
+ * Our XDP program attached alone (not by a dispatcher) before we started:
+ * keep it, so an operator's `xdp-loader load` or `ip link set ... xdp`
+ * stays what runs. True when adopted.
+ */
+static bool adopt_attached_xdp(const struct agent *a, struct plane *p)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int fd;
+
+	if (bpf_xdp_query(p->ifindex, 0, &q) || q.attach_mode == XDP_ATTACHED_MULTI ||
+	    q.attach_mode == XDP_ATTACHED_HW ||
+	    !is_same_program(a, bpf_program__fd(a->skel->progs.mrc_xdp_rx), q.prog_id))
+		return false;
+	fd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (fd < 0)
+		return false;
+	p->xdp_via = XDP_VIA_ADOPTED;
+	p->xdp_adopted_fd = fd;
+	p->xdp_mode = q.attach_mode == XDP_ATTACHED_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	p->xdp_flags = xdp_flags_for(p->xdp_mode);
+	pr_err("%s: adopted the XDP program attached before mrcd started "
+	       "(mrc_xdp_rx id %u, %s mode, on our maps): kept, not replaced\n",
+	       p->name, q.prog_id, mode_name(p->xdp_mode));
+	return true;
+}
+
+/* Our TC filter (our handle and priority) already there, running ours. */
+static bool adopt_attached_tc(const struct agent *a, struct plane *p)
+{
+	__u32 id = tc_prog_id(p->ifindex);
+
+	if (!is_same_program(a, bpf_program__fd(a->skel->progs.mrc_tc_tx), id))
+		return false;
+	p->tc_attached = true;
+	p->tc_adopted = true;
+	p->tc_prog_id = id;
+	pr_err("%s: adopted the TC egress filter attached before mrcd started "
+	       "(mrc_tc_tx id %u, handle 0x%x prio 0x%x): kept, not replaced\n",
+	       p->name, id, MRCD_TC_HANDLE, MRCD_TC_PRIO);
+	return true;
+}
+
+bool plane_exists(const struct plane *p)
 {
 	char name[IF_NAMESIZE];
 
@@ -232,25 +324,51 @@ static void detach_xdp(const struct agent *a, struct plane *p)
 	bool present = plane_exists(p);
 	int err = 0;
 
-	if (p->xdp_via == XDP_VIA_LIBXDP && present)
+	if (p->xdp_via == XDP_VIA_LIBXDP && present && !p->xdp_missing)
 		err = xdp_program__detach(p->xdp_prog, p->ifindex, p->xdp_mode, 0);
-	else if (p->xdp_via == XDP_VIA_NETLINK && present) {
+	else if ((p->xdp_via == XDP_VIA_NETLINK || p->xdp_via == XDP_VIA_ADOPTED) &&
+		 present && !p->xdp_missing) {
 		/* REPLACE with our fd: detach only if it is still ours. */
-		opts.old_prog_fd = bpf_program__fd(a->skel->progs.mrc_xdp_rx);
+		opts.old_prog_fd = p->xdp_via == XDP_VIA_ADOPTED ? p->xdp_adopted_fd :
+				   bpf_program__fd(a->skel->progs.mrc_xdp_rx);
 		err = bpf_xdp_detach(p->ifindex, p->xdp_flags | XDP_FLAGS_REPLACE, &opts);
 	}
 	if (err)
 		pr_err("%s: detaching XDP: %s\n", p->name, strerror(-err));
+	forget_xdp(p);
+}
+
+/* Let go of our handles on the plane's XDP program (it is not detached). */
+void forget_xdp(struct plane *p)
+{
 	xdp_program__close(p->xdp_prog);
 	bpf_object__close(p->xdp_obj);
+	if (p->xdp_adopted_fd > 0)
+		close(p->xdp_adopted_fd);
+	p->xdp_adopted_fd = 0;
 	p->xdp_prog = NULL;
 	p->xdp_obj = NULL;
 	p->xdp_via = XDP_VIA_NONE;
 }
 
+/* The id of the XDP program that should be running on the plane, 0 = none. */
+__u32 expected_xdp_id(const struct agent *a, const struct plane *p)
+{
+	switch (p->xdp_via) {
+	case XDP_VIA_LIBXDP:
+		return xdp_program__id(p->xdp_prog);
+	case XDP_VIA_NETLINK:
+		return prog_id_of_fd(bpf_program__fd(a->skel->progs.mrc_xdp_rx));
+	case XDP_VIA_ADOPTED:
+		return prog_id_of_fd(p->xdp_adopted_fd);
+	default:
+		return 0;
+	}
+}
+
 /* ---- TC --------------------------------------------------------------- */
 
-static int attach_tc(const struct agent *a, struct plane *p)
+int attach_tc(const struct agent *a, struct plane *p)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = p->ifindex,
 		    .attach_point = BPF_TC_EGRESS);
@@ -275,6 +393,8 @@ static int attach_tc(const struct agent *a, struct plane *p)
 		return err;
 	}
 	p->tc_attached = true;
+	p->tc_adopted = false;
+	p->tc_prog_id = prog_id_of_fd(opts.prog_fd);
 	pr_info("%s: TC egress filter handle 0x%x prio 0x%x\n", p->name,
 		MRCD_TC_HANDLE, MRCD_TC_PRIO);
 	return 0;
@@ -330,11 +450,6 @@ __u32 tc_prog_id(int ifindex)
 }
 
 /* ---- adopting what an earlier mrcd attached ---------------------------- */
-
-static __u32 xdp_flags_for(enum xdp_attach_mode mode)
-{
-	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-}
 
 /*
  * One program owns the device (attached alone, by libxdp or directly):
@@ -482,6 +597,8 @@ static int attach_plane_xdp(const struct agent *a, struct plane *p)
 {
 	int rc;
 
+	if (adopt_attached_xdp(a, p))
+		return 0;
 	if (!a->adopting) {
 		remove_stale_xdp(p);
 		return attach_xdp(a, p);
@@ -508,7 +625,8 @@ int attach_planes(struct agent *a)
 	for (i = 0; i < a->n_planes; i++) {
 		struct plane *p = &a->planes[i];
 
-		if (attach_plane_xdp(a, p) || attach_tc(a, p))
+		if (attach_plane_xdp(a, p) ||
+		    (!adopt_attached_tc(a, p) && attach_tc(a, p)))
 			return -1;
 	}
 	for (i = 0; i < n_old; i++)

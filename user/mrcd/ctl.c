@@ -57,22 +57,22 @@ static void plane_info(const struct agent *a, int i, struct agent_plane_info *pi
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	const struct plane *p = &a->planes[i];
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
 
 	memset(pi, 0, sizeof(*pi));
 	snprintf(pi->name, sizeof(pi->name), "%s", p->name);
 	pi->ifindex = p->ifindex;
 	pi->xdp_mode = p->xdp_via == XDP_VIA_NONE ? "none" : mode_name(p->xdp_mode);
 	pi->xdp_how = p->xdp_via == XDP_VIA_NETLINK ? "direct" :
+		      p->xdp_via == XDP_VIA_ADOPTED ? "adopted" :
 		      p->xdp_via == XDP_VIA_NONE ? "none" :
 		      p->xdp_dispatcher ? "libxdp dispatcher" : "libxdp";
-	if (p->xdp_via == XDP_VIA_LIBXDP)
-		pi->xdp_prog_id = xdp_program__id(p->xdp_prog);
-	else if (p->xdp_via == XDP_VIA_NETLINK &&
-		 !bpf_obj_get_info_by_fd(bpf_program__fd(a->skel->progs.mrc_xdp_rx),
-					 &info, &len))
-		pi->xdp_prog_id = info.id;
+	pi->xdp_prog_id = expected_xdp_id(a, p);
+	pi->tc_adopted = p->tc_adopted;
+	pi->xdp_missing = p->xdp_missing;
+	pi->tc_missing = p->tc_missing;
+	pi->xdp_losses = p->xdp_losses;
+	pi->tc_losses = p->tc_losses;
+	pi->repairs = p->repairs;
 	if (!bpf_xdp_query(p->ifindex, 0, &q))
 		pi->xdp_attached_id = q.prog_id ? q.prog_id :
 				      q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
@@ -89,6 +89,7 @@ static void command_env(const struct agent *a, struct agent_cmd_env *env,
 	env->pin_dir = a->paths.pin_dir;
 	env->pid = (int)getpid();
 	env->n_planes = (unsigned int)a->n_planes;
+	env->repair = !a->opt.no_repair;
 	for (i = 0; i < a->n_planes; i++)
 		plane_info(a, i, &env->planes[i]);
 	env->maps = (struct agent_maps){

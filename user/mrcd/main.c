@@ -32,6 +32,7 @@
  *             [--peers ADDR[,ADDR...]] [--max-qps N] [--max-contexts N]
  *             [-v] [--version]
  *        mrcd --detach [--pin-dir DIR]
+ *        mrcd --write-object FILE [--max-qps N] [--max-contexts N]
  *
  * This file: the options, --help, start-up and teardown, and the loop.
  */
@@ -63,6 +64,7 @@ static void usage(FILE *f)
 "usage: mrcd --planes IF[,IF...] [options]\n"
 "       mrcd --config FILE [options]\n"
 "       mrcd --detach [--pin-dir DIR]\n"
+"       mrcd --write-object FILE [--max-qps N] [--max-contexts N]\n"
 "  --planes IF,...      plane interfaces, plane 1 first (at most %d)\n"
 "  --config FILE        read options from FILE, 'key = value' lines named as\n"
 "                       the long options (the service's /etc/mrc/mrcd.conf);\n"
@@ -88,6 +90,10 @@ static void usage(FILE *f)
 "                       them at start (1..%d, default %d)\n"
 "  --max-contexts N     processes using libmrc at once (1..%d, default %d)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
+"  --no-repair          report a program taken off a plane, do not re-attach\n"
+"  --write-object FILE  write the BPF object with its maps declared at the\n"
+"                       sizes --max-qps/--max-contexts give them, for\n"
+"                       xdp-loader, ip and tc; then exit\n"
 "  -v, --verbose        say how each plane was attached\n"
 "  --version            print mrcd's version and exit\n"
 "  -h, --help           this text\n"
@@ -240,6 +246,8 @@ static const struct option longopts[] = {
 	{ "max-qps",  required_argument, NULL, 'Q' },
 	{ "max-contexts", required_argument, NULL, 'C' },
 	{ "detach",   no_argument,       NULL, 'X' },
+	{ "write-object", required_argument, NULL, 'W' },
+	{ "no-repair", no_argument,      NULL, 'N' },
 	{ "adopt-fds", required_argument, NULL, 'A' },
 	{ "verbose",  no_argument,       NULL, 'v' },
 	{ "version",  no_argument,       NULL, 'V' },
@@ -326,6 +334,12 @@ static int apply_option(struct agent *a, struct arg_state *st, int c, const char
 	case 'X':
 		a->opt.detach = true;
 		break;
+	case 'W':
+		a->opt.write_object = arg;
+		break;
+	case 'N':
+		a->opt.no_repair = true;
+		break;
 	case 'A':
 		if (parse_adopt_fds(a, arg)) {
 			pr_err("%s%s: not two open descriptors (internal option "
@@ -356,6 +370,7 @@ static int apply_option(struct agent *a, struct arg_state *st, int c, const char
 static const char *const config_keys[] = {
 	"planes", "pin-dir", "port", "pidfile", "xdp-mode", "probe-successes",
 	"probe-interval-ms", "peers", "max-qps", "max-contexts", "verbose",
+	"no-repair",
 };
 
 static const struct option *config_option(const char *key)
@@ -464,6 +479,13 @@ static int check_args(struct agent *a, const struct arg_state *st)
 		if (st->planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file ||
 		    st->limits_given) {
 			pr_err("--detach takes only --pin-dir (and -v)\n");
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (a->opt.write_object) {
+		if (st->planes || a->opt.daemon || a->opt.pidfile || a->opt.log_file) {
+			pr_err("--write-object takes only --max-qps and --max-contexts\n");
 			return EXIT_USAGE;
 		}
 		return 0;
@@ -627,6 +649,9 @@ static int serve(struct agent *a)
 			if (timeout < 0 || left < timeout)
 				timeout = (int)left;
 		}
+		/* The planes are checked every WATCH_INTERVAL_MS (watch.c). */
+		if (timeout < 0 || timeout > WATCH_INTERVAL_MS)
+			timeout = WATCH_INTERVAL_MS;
 		n_pe = a->pe ? pe_pollfds(a->pe, pfd + n) : 0;
 		if (poll(pfd, (nfds_t)(n + n_pe), timeout) < 0 && errno != EINTR) {
 			pr_err("poll: %s\n", strerror(errno));
@@ -648,6 +673,7 @@ static int serve(struct agent *a)
 		}
 		if (pfd[1].revents & POLLIN)
 			accept_clients(a);
+		watch_planes(a);
 	}
 }
 
@@ -687,6 +713,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (a.opt.detach)
 		return run_detach(&a);
+	if (a.opt.write_object)
+		return write_sized_object(&a, a.opt.write_object) ? EXIT_RUNTIME : 0;
 
 	/* A re-exec is a daemon already, if it was one: same pid, same stdio. */
 	restarted = a.opt.inherited_lock_fd >= 0;

@@ -59,6 +59,7 @@ enum xdp_via {
 	XDP_VIA_NONE,
 	XDP_VIA_LIBXDP,		/* by libxdp: in its dispatcher, or alone */
 	XDP_VIA_NETLINK,	/* attached directly with bpf_xdp_attach() */
+	XDP_VIA_ADOPTED,	/* ours, attached by another loader: kept */
 };
 
 struct plane {
@@ -70,7 +71,14 @@ struct plane {
 	struct bpf_object *xdp_obj;	/* the object xdp_prog came from */
 	__u32 xdp_flags;		/* XDP_VIA_NETLINK: mode flags used */
 	bool xdp_dispatcher;		/* XDP_VIA_LIBXDP: shares the device */
+	int xdp_adopted_fd;		/* XDP_VIA_ADOPTED: the program kept; 0 = none */
 	bool tc_attached;
+	bool tc_adopted;		/* the filter was there, ours, and kept */
+	__u32 tc_prog_id;		/* what our filter runs */
+	/* watch.c: what the periodic check found taken off the plane */
+	bool xdp_missing, tc_missing;
+	bool repair_failed;		/* said once, tried again on every check */
+	unsigned int xdp_losses, tc_losses, repairs;
 };
 
 struct options {
@@ -89,6 +97,8 @@ struct options {
 	__u32 max_ctx;
 	bool daemon;
 	bool detach;
+	bool no_repair;			/* --no-repair: report, never re-attach */
+	const char *write_object;	/* --write-object FILE */
 	int inherited_lock_fd;		/* re-exec: -1 otherwise */
 	int inherited_listen_fd;
 };
@@ -196,6 +206,8 @@ int configure_fast_path(const struct agent *a);
 
 struct bpf_object;
 int size_maps(const struct agent *a, struct bpf_object *obj);
+/* export.c: --write-object */
+int write_sized_object(const struct agent *a, const char *path);
 int check_map_memory(const struct agent *a);
 int check_adopted_sizes(const struct agent *a);
 void explain_load_failure(const struct agent *a, int err);
@@ -212,6 +224,16 @@ int set_agent_port(const struct agent *a, __u16 port);
 
 const char *mode_name(enum xdp_attach_mode mode);
 __u32 tc_prog_id(int ifindex);
+/* attach.c, for watch.c: attach again, and which program is ours */
+int attach_xdp(const struct agent *a, struct plane *p);
+int attach_tc(const struct agent *a, struct plane *p);
+void forget_xdp(struct plane *p);
+__u32 expected_xdp_id(const struct agent *a, const struct plane *p);
+__u32 prog_id_of_fd(int fd);
+bool plane_exists(const struct plane *p);
+/* watch.c: notice programs taken off the planes, re-attach them */
+#define WATCH_INTERVAL_MS	500
+void watch_planes(struct agent *a);
 bool remove_plane_leftovers(const struct mrc_plane *old);
 int attach_planes(struct agent *a);
 void detach_planes(struct agent *a);
