@@ -66,6 +66,14 @@ struct mrc_send_wqe {
 
 #define MRC_NOT_LISTED		UINT32_MAX
 
+struct mrc_qp;
+
+/* A QP's place on one FIFO (worklist.c): the next QP, and whether it is on. */
+struct mrc_qp_link {
+	struct mrc_qp *next;
+	bool on;
+};
+
 /* A first-in first-out list of QPs, linked through the QPs themselves. */
 struct mrc_qp_fifo {
 	struct mrc_qp *head, *tail;
@@ -95,10 +103,8 @@ struct mrc_qp {
 	 * send the congestion window held back), on the list of QPs with
 	 * packets out (their timers and window shares).
 	 */
-	struct mrc_qp *ready_next;
-	bool on_ready;
-	struct mrc_qp *wait_next;
-	bool on_wait;
+	struct mrc_qp_link ready_link;
+	struct mrc_qp_link wait_link;
 	uint32_t out_idx;		/* in ctx->out; MRC_NOT_LISTED when not */
 	enum mrc_qp_state state;
 	struct mrc_qp_init_attr init;

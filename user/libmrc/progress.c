@@ -478,7 +478,7 @@ static bool serve_waiters(struct mrc_context *ctx)
 
 			busy |= take_turn(ctx, qp);
 			file_qp(qp);
-			if (qp->on_wait)
+			if (qp->wait_link.on)
 				break;	/* held back again: the window is full */
 		}
 	}

@@ -506,6 +506,15 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 	}
 }
 
+/* Does the responder's window [una, una + MPR) hold the next new packet back? */
+static bool peer_window_full(const struct mrc_qp *qp)
+{
+	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	uint32_t psn = qp->sq[qp->sq_send & (qp->sq_cap - 1)].first_psn + qp->sq_next_pkt;
+
+	return psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT;
+}
+
 /*
  * Does the QP need the CPU right now: resends queued, or a new packet that
  * both windows (the responder's MPR, the destination's cwnd) would let go?
@@ -513,17 +522,11 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
  */
 bool mrc_tx_wants_cpu(struct mrc_qp *qp)
 {
-	uint32_t una, psn;
-
 	if (qp->state != MRC_QP_RTS)
 		return false;
 	if (qp->retx_head != qp->retx_tail)
 		return true;
-	if (qp->sq_send == qp->sq_tail)
-		return false;
-	una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
-	psn = wqe_at(qp, qp->sq_send)->first_psn + qp->sq_next_pkt;
-	if (psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT)
+	if (qp->sq_send == qp->sq_tail || peer_window_full(qp))
 		return false;
 	mrc_cc_refresh(qp);
 	return mrc_cc_has_room(qp);
@@ -535,8 +538,6 @@ bool mrc_tx_wants_cpu(struct mrc_qp *qp)
  */
 enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp)
 {
-	uint32_t una, psn;
-
 	if (qp->state != MRC_QP_RTS)
 		return MRC_TX_NOTHING;
 	if (qp->retx_head != qp->retx_tail)
@@ -545,11 +546,7 @@ enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp)
 		return MRC_TX_NOTHING;
 	if (qp->cc_blocked)
 		return MRC_TX_WINDOW;
-	una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
-	psn = wqe_at((struct mrc_qp *)qp, qp->sq_send)->first_psn + qp->sq_next_pkt;
-	if (psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT)
-		return MRC_TX_PEER;
-	return MRC_TX_NOW;
+	return peer_window_full(qp) ? MRC_TX_PEER : MRC_TX_NOW;
 }
 
 /* Has the QP packets out that a timer may have to resend (its deadline)? */

@@ -6,122 +6,105 @@
  * destroying a QP or leaving a window does.
  */
 #include <errno.h>
+#include <stddef.h>
 
 #include "base.h"
 #include "worklist.h"
 
-/* ---- the ready list ---------------------------------------------------- */
-
-void mrc_qp_wake(struct mrc_qp *qp)
+/*
+ * One FIFO, the QPs linked through the struct mrc_qp_link at `off` in each
+ * (the ready list and the windows' waiters have a link each).
+ */
+static struct mrc_qp_link *link_of(struct mrc_qp *qp, size_t off)
 {
-	struct mrc_qp_fifo *f = &qp->ctx->ready;
+	return (struct mrc_qp_link *)((char *)qp + off);
+}
 
-	if (qp->on_ready)
+static void fifo_push(struct mrc_qp_fifo *f, struct mrc_qp *qp, size_t off)
+{
+	struct mrc_qp_link *l = link_of(qp, off);
+
+	if (l->on)
 		return;
-	qp->on_ready = true;
-	qp->ready_next = NULL;
+	l->on = true;
+	l->next = NULL;
 	if (f->tail)
-		f->tail->ready_next = qp;
+		link_of(f->tail, off)->next = qp;
 	else
 		f->head = qp;
 	f->tail = qp;
 	f->n++;
+}
+
+static struct mrc_qp *fifo_pop(struct mrc_qp_fifo *f, size_t off)
+{
+	struct mrc_qp *qp = f->head;
+	struct mrc_qp_link *l;
+
+	if (!qp)
+		return NULL;
+	l = link_of(qp, off);
+	f->head = l->next;
+	if (!f->head)
+		f->tail = NULL;
+	f->n--;
+	l->on = false;
+	l->next = NULL;
+	return qp;
+}
+
+/* Out of the middle: a walk, only when a QP is destroyed or leaves a window. */
+static void fifo_remove(struct mrc_qp_fifo *f, struct mrc_qp *qp, size_t off)
+{
+	struct mrc_qp_link *l = link_of(qp, off);
+	struct mrc_qp *prev = NULL;
+
+	if (!l->on)
+		return;
+	for (struct mrc_qp *q = f->head; q; prev = q, q = link_of(q, off)->next) {
+		if (q != qp)
+			continue;
+		if (prev)
+			link_of(prev, off)->next = l->next;
+		else
+			f->head = l->next;
+		if (f->tail == q)
+			f->tail = prev;
+		f->n--;
+		break;
+	}
+	l->on = false;
+	l->next = NULL;
+}
+
+#define READY_LINK	offsetof(struct mrc_qp, ready_link)
+#define WAIT_LINK	offsetof(struct mrc_qp, wait_link)
+
+/* ---- the ready list and the windows' waiters --------------------------- */
+
+void mrc_qp_wake(struct mrc_qp *qp)
+{
+	fifo_push(&qp->ctx->ready, qp, READY_LINK);
 }
 
 struct mrc_qp *mrc_ready_pop(struct mrc_context *ctx)
 {
-	struct mrc_qp_fifo *f = &ctx->ready;
-	struct mrc_qp *qp = f->head;
-
-	if (!qp)
-		return NULL;
-	f->head = qp->ready_next;
-	if (!f->head)
-		f->tail = NULL;
-	f->n--;
-	qp->on_ready = false;
-	qp->ready_next = NULL;
-	return qp;
+	return fifo_pop(&ctx->ready, READY_LINK);
 }
-
-static void ready_remove(struct mrc_qp *qp)
-{
-	struct mrc_qp_fifo *f = &qp->ctx->ready;
-	struct mrc_qp *prev = NULL;
-
-	if (!qp->on_ready)
-		return;
-	for (struct mrc_qp *q = f->head; q; prev = q, q = q->ready_next) {
-		if (q != qp)
-			continue;
-		if (prev)
-			prev->ready_next = q->ready_next;
-		else
-			f->head = q->ready_next;
-		if (f->tail == q)
-			f->tail = prev;
-		f->n--;
-		break;
-	}
-	qp->on_ready = false;
-	qp->ready_next = NULL;
-}
-
-/* ---- a window's waiters ------------------------------------------------ */
 
 void mrc_wait_push(struct mrc_cc_group *g, struct mrc_qp *qp)
 {
-	struct mrc_qp_fifo *f = &g->waiters;
-
-	if (qp->on_wait)
-		return;
-	qp->on_wait = true;
-	qp->wait_next = NULL;
-	if (f->tail)
-		f->tail->wait_next = qp;
-	else
-		f->head = qp;
-	f->tail = qp;
-	f->n++;
+	fifo_push(&g->waiters, qp, WAIT_LINK);
 }
 
 struct mrc_qp *mrc_wait_pop(struct mrc_cc_group *g)
 {
-	struct mrc_qp_fifo *f = &g->waiters;
-	struct mrc_qp *qp = f->head;
-
-	if (!qp)
-		return NULL;
-	f->head = qp->wait_next;
-	if (!f->head)
-		f->tail = NULL;
-	f->n--;
-	qp->on_wait = false;
-	qp->wait_next = NULL;
-	return qp;
+	return fifo_pop(&g->waiters, WAIT_LINK);
 }
 
 void mrc_wait_remove(struct mrc_cc_group *g, struct mrc_qp *qp)
 {
-	struct mrc_qp_fifo *f = &g->waiters;
-	struct mrc_qp *prev = NULL;
-
-	if (!qp->on_wait)
-		return;
-	for (struct mrc_qp *q = f->head; q; prev = q, q = q->wait_next) {
-		if (q != qp)
-			continue;
-		if (prev)
-			prev->wait_next = q->wait_next;
-		else
-			f->head = q->wait_next;
-		if (f->tail == q)
-			f->tail = prev;
-		f->n--;
-		break;
-	}
-	qp->on_wait = false;
-	qp->wait_next = NULL;
+	fifo_remove(&g->waiters, qp, WAIT_LINK);
 }
 
 /* ---- QPs with packets out ---------------------------------------------- */
@@ -157,7 +140,7 @@ void mrc_out_remove(struct mrc_qp *qp)
 
 void mrc_qp_unlist(struct mrc_qp *qp)
 {
-	ready_remove(qp);
+	fifo_remove(&qp->ctx->ready, qp, READY_LINK);
 	if (qp->cc)
 		mrc_wait_remove(qp->cc, qp);
 	mrc_out_remove(qp);
