@@ -12,16 +12,17 @@
 # Q is 64: 3,584 QPs in all, 896 on each host (448 client and 448 server
 # QPs; mrcd's default --max-qps is 4,096). SCALE_Q, SCALE_SIZE and
 # SCALE_ITERS override; the two CPU cores run all 8 hosts, so the data
-# stays modest: Q * 7 * ITERS * SIZE per client (350 MiB by default).
+# stays modest: Q * 7 * ITERS * SIZE per client (560 MiB by default).
 . "$(dirname "$0")/lib.sh"
 jqt() { jq -e "$@" > /dev/null; }
 
 Q=${SCALE_Q:-64}
 SIZE=${SCALE_SIZE:-16k}
-ITERS=${SCALE_ITERS:-50}
+ITERS=${SCALE_ITERS:-80}
 HOSTS=8 PLANES=4
 RUN_TIMEOUT_S=240			# every client's --timeout-s
-FAULT_AFTER_S=1 FAULT_FOR_S=2		# blackhole from 1 s into the run, for 2 s
+SETTLE_S=5				# each client, its QPs up, waits this long to WRITE
+FAULT_AFTER_UP_S=$SETTLE_S		# the blackhole: from every client's QPs up, this long
 PORT=18600
 
 # Usage errors of --qps and HOST lists: exit 2 with the reason, no lab needed.
@@ -99,19 +100,46 @@ clients=()
 for ((h = 1; h <= HOSTS; h++)); do
 	"$LAB_CMD" exec --name "$LAB" "h$h" "$PERF" client "$(others "$h")" --port $PORT \
 		--qps $((Q * (HOSTS - 1))) --size "$SIZE" --iters "$ITERS" --verify --json \
+		--settle-s $SETTLE_S \
 		--timeout-s $RUN_TIMEOUT_S > "$tmp/client$h.json" 2> "$tmp/client$h.err" &
 	clients+=($!)
 	BG_PIDS+=($!)
 done
 
-# Mid-run: every client still going, QPs up (none in ERROR), then the fault.
-sleep $FAULT_AFTER_S
+# How many clients have their QPs up (the "up in" line: WRITEs follow at once).
+clients_up() {
+	local h n=0
+	for ((h = 1; h <= HOSTS; h++)); do
+		grep -q " up in " "$tmp/client$h.err" 2>/dev/null && n=$((n + 1))
+	done
+	echo $n
+}
+
+# wait_up N: until N clients are up (or none runs), 60 s at most.
+wait_up() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(clients_up)" -ge "$1" ] && return 0
+		any_alive "${clients[@]}" || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# Mid-run: each client WRITEs SETTLE_S after its QPs are up (--settle-s),
+# so once every client is up (set-up takes 1-4 s a host) the spine goes
+# dark for SETTLE_S: the early clients' data phases start in the dark, and
+# the last one's starts as the spine comes back.
+# A fault at a fixed time could miss them all (a data phase can be
+# shorter than set-up), and one during set-up stalls the parameter
+# exchange (TCP) instead.
 begin scale.fault_mid_run
-check "every client is still running when the spine goes dark (raise SCALE_ITERS)" \
+check "every client's QPs came up" wait_up $HOSTS
+check "every client is still running when the spine goes dark" \
 	all_alive "${clients[@]}"
 check "no QP in ERROR before the fault" no_qp_in_error
 lab fault p1-s1 blackhole > /dev/null
-sleep $FAULT_FOR_S
+sleep $FAULT_AFTER_UP_S
 check "no QP in ERROR while the spine is dark" no_qp_in_error
 check "a client is still running when the spine comes back" any_alive "${clients[@]}"
 lab fault p1-s1 clear > /dev/null
