@@ -20,6 +20,7 @@
 #include "mrc/ev_log.h"
 #include "mrc/tc_stamp.h"
 #include "mrc/tc_gso.h"
+#include "mrc/icrc.h"
 
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
@@ -145,6 +146,11 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	if (n == 0 || n > MRC_MAX_EVS)
 		return TC_ACT_OK;
 	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), p->psn);
+	/* A burst cannot carry one ICRC per segment: libmrc sends none. */
+	if (segs > 1 && (info->flags & MRC_QP_F_ICRC)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
 	if (segs > 1) {
 		if (!gso_check(skb, l4, p->bth, psn, segs, &g)) {
 			count_drop(MRC_DROP_BAD_GSO);
@@ -173,6 +179,11 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 		plane = plane_of_ifindex(skb->ifindex);
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
 		return TC_ACT_OK;
+	/* Last: the ICRC covers the EV and the plane's addresses. */
+	if ((info->flags & MRC_QP_F_ICRC) && icrc_fill(skb, l4)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
 
 	/*
 	 * A new send: its time first, then the head in one store, which also
