@@ -304,7 +304,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		4	/* 4: send log and per-EV counters in per-QP inner maps */
+#define MRC_ABI_VERSION		5	/* 5: MRC_QP_F_ICRC, drop reason BAD_ICRC */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
