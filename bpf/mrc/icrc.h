@@ -26,7 +26,7 @@
 #include "mrc/abi.h"
 #include "parsing.h"
 
-#define ICRC_CHUNK	128	/* packet bytes per bpf_loop step */
+#define ICRC_CHUNK	64	/* packet bytes per bpf_loop step */
 #define ICRC_LRH_LEN	8	/* the 0xFF bytes standing for the LRH */
 #define ICRC_IP6_LEN	40
 #define ICRC_IP4_LEN	20
@@ -225,12 +225,15 @@ static __always_inline __u32 crc32_byte(__u32 crc, __u8 b)
 	return crc32_table[0][(crc ^ b) & 0xff] ^ (crc >> 8);
 }
 
-/* The CRC of n <= ICRC_CHUNK bytes at buf, continuing from crc. */
+/* Most bytes one crc32_bytes() call takes: a chunk, or the headers. */
+#define ICRC_SUM_MAX	(ICRC_HDR_MAX > ICRC_CHUNK ? ICRC_HDR_MAX : ICRC_CHUNK)
+
+/* The CRC of n <= ICRC_SUM_MAX bytes at buf, continuing from crc. */
 static __always_inline __u32 crc32_bytes(__u32 crc, const __u8 *buf, __u32 n)
 {
 	__u32 i = 0;
 
-	for (int w = 0; w < ICRC_CHUNK / 4; w++) {
+	for (int w = 0; w < ICRC_SUM_MAX / 4; w++) {
 		if (i + 4 > n)
 			break;
 		crc ^= (__u32)buf[i] | (__u32)buf[i + 1] << 8 |
@@ -240,9 +243,9 @@ static __always_inline __u32 crc32_bytes(__u32 crc, const __u8 *buf, __u32 n)
 		i += 4;
 	}
 	for (int r = 0; r < 3; r++) {
-		if (i >= n || i >= ICRC_CHUNK)
+		if (i >= n || i >= ICRC_SUM_MAX)
 			break;
-		crc = crc32_byte(crc, buf[i & (ICRC_CHUNK - 1)]);
+		crc = crc32_byte(crc, buf[i]);
 		i++;
 	}
 	return crc;
@@ -401,9 +404,9 @@ static __always_inline int skb_udp_len(struct __sk_buff *skb,
  * checksum, which covers them. The trailer may start at an odd offset
  * (payloads of any length): the one's-complement difference is then
  * byte-swapped, as a sum of bytes shifted by one is. Returns 0 or -1.
+ * Not inlined: TC calls it on every way out of spraying.
  */
-static __always_inline int icrc_fill(struct __sk_buff *skb,
-				     const struct l4_info *l4)
+static __noinline int icrc_fill(struct __sk_buff *skb, const struct l4_info *l4)
 {
 	__u32 udp_len, crc, off, oldw = 0, neww = 0;
 	__u8 b[4];

@@ -2,8 +2,8 @@
 /*
  * RoCEv2 ICRC (bpf/mrc/icrc.h): TC fills the trailer of an ICRC QP's
  * DATA with the CRC a bit-by-bit reference computes (IPv4 and IPv6, even
- * and odd payloads, UDP checksum still valid) and leaves it alone on other
- * QPs; XDP steers DATA with a good ICRC (whatever the routers did to TTL,
+ * and odd payloads, UDP checksum still valid, also when no EV is usable)
+ * and leaves it alone on other QPs; XDP steers DATA with a good ICRC (whatever the routers did to TTL,
  * ECN, flow label), drops a wrong or missing one before any state change,
  * and asks for none on other QPs.
  */
@@ -74,6 +74,28 @@ TEST_CASE(test_icrc_tc_ipv4_odd, "mrc.icrc_tc_ipv4_odd")
 TEST_CASE(test_icrc_tc_ipv6_stev_long, "mrc.icrc_tc_ipv6_stev_long")
 {
 	check_tc_fills(tx6(), 1001, MRC_EVF_STEV);
+}
+
+/* No EV usable: the packet keeps the socket's port, and gets its ICRC. */
+TEST_CASE(test_icrc_tc_unsprayed_filled, "mrc.icrc_tc_unsprayed_filled")
+{
+	static const __u32 ev[] = { 0x5555 };
+	static const __u16 state[] = { MRC_EV_ASSUMED_BAD };
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX];
+	size_t len;
+	struct run r;
+
+	setup_tc(MRC_EVF_UDP, ev, state, 1);
+	set_icrc_flag(1);
+	len = tc_icrc_frame(pkt, &h, 300);
+	run_tc(pkt, len, &r);
+	ASSERT_EQ(r.ret, TC_ACT_OK, "TC verdict");
+	ASSERT_EQ(get16(r.out + l4_off(r.out)), get16(pkt + l4_off(pkt)),
+		  "source port kept (nothing sprayed)");
+	ASSERT_EQ(icrc_of_trailer(r.out), icrc_ref(r.out), "ICRC = reference");
+	ASSERT_TRUE(udp_csum_ok(r.out), "UDP checksum valid with the trailer");
+	expect_drops(&no_drops);
 }
 
 TEST_CASE(test_icrc_tc_off_untouched, "mrc.icrc_tc_off_untouched")
