@@ -3,7 +3,7 @@
  * RoCEv2 invariant CRC (ICRC, IBTA Annex A17) of a data packet: filled in
  * by TC egress after the last rewrite (EV, plane addresses), checked by
  * XDP before any state change, for QPs with MRC_QP_F_ICRC (docs/WIRE.md
- * section "ICRC trailer").
+ * section 12).
  *
  * CRC-32 as Ethernet's (reflected polynomial 0xEDB88320, initial value
  * 0xFFFFFFFF, final complement) over: 8 bytes of 0xFF (the LRH RoCEv2
