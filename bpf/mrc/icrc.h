@@ -404,9 +404,11 @@ static __always_inline int skb_udp_len(struct __sk_buff *skb,
  * checksum, which covers them. The trailer may start at an odd offset
  * (payloads of any length): the one's-complement difference is then
  * byte-swapped, as a sum of bytes shifted by one is. Returns 0 or -1.
- * Not inlined: TC calls it on every way out of spraying.
+ * Not inlined: TC calls it on every way out of spraying (unused: XDP
+ * includes this header too).
  */
-static __noinline int icrc_fill(struct __sk_buff *skb, const struct l4_info *l4)
+static __noinline __attribute__((unused)) int
+icrc_fill(struct __sk_buff *skb, const struct l4_info *l4)
 {
 	__u32 udp_len, crc, off, oldw = 0, neww = 0;
 	__u8 b[4];
