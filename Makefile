@@ -92,8 +92,10 @@ FORGE_OBJS   := $(call objs_of,$(wildcard tests/tools/mrc-forge/*.c))
 ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
 QP_FILL_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-qp-fill/*.c))
 HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
+ICRC_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-icrc-check/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
-		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps
+		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps \
+		$(BUILD)/tests/mrc-icrc-check
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -253,6 +255,8 @@ $(BUILD)/tests/mrc-qp-fill: $(QP_FILL_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-hold-qps: $(HOLD_QPS_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
+$(BUILD)/tests/mrc-icrc-check: $(ICRC_CHECK_OBJS)
+	$(Q)$(call link,)
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)

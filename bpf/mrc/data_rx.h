@@ -20,6 +20,7 @@
 #include "mrc/parse.h"
 #include "mrc/xdp_rewrite.h"
 #include "mrc/trim_nack.h"
+#include "mrc/icrc.h"
 
 /* Header lengths add up, the payload fits the message: 0 or a reason. */
 static __always_inline int check_data_lengths(struct mrc_pkt *p)
@@ -98,6 +99,26 @@ static __always_inline void learn_reverse_ev(__u32 slot, struct mrc_pkt *p)
 	rev->ev[plane][i & (MRC_REV_EVS - 1)] = bpf_ntohs(p->udp->source);
 }
 
+/*
+ * A data packet of an ICRC QP: its trailer must be its ICRC (a packet
+ * without one fails too: its last 4 payload bytes are not the CRC). The
+ * payload then ends before the trailer. A trimmed header has lost the
+ * trailer with the payload (a switch cut it), so it has none to check.
+ */
+static __always_inline int check_icrc(struct mrc_pkt *p,
+				      const struct mrc_qp_info *info)
+{
+	__u32 hdr_len = mrc_data_header_len(p->opcode, p->flags);
+
+	if (!(info->flags & MRC_QP_F_ICRC) || p->payload_len == hdr_len)
+		return MRC_DROP_NONE;
+	if (p->payload_len < hdr_len + MRC_ICRC_LEN ||
+	    !icrc_good_xdp(p->ctx, &p->l4, p->payload_len + sizeof(struct udphdr)))
+		return MRC_DROP_BAD_ICRC;
+	p->payload_len -= MRC_ICRC_LEN;
+	return MRC_DROP_NONE;
+}
+
 static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 {
 	struct mrc_qp_info *info;
@@ -117,6 +138,9 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		return count_qp_drop(slot, MRC_DROP_BAD_KEY);
 
 	if (!is_probe) {
+		reason = check_icrc(p, info);
+		if (reason)
+			return count_qp_drop(slot, reason);
 		reason = check_data_lengths(p);
 		if (reason)
 			return count_qp_drop(slot, reason);

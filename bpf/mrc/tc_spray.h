@@ -20,6 +20,7 @@
 #include "mrc/ev_log.h"
 #include "mrc/tc_stamp.h"
 #include "mrc/tc_gso.h"
+#include "mrc/icrc.h"
 
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
@@ -119,6 +120,22 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 }
 
 /*
+ * A DATA packet of the QP that leaves unsprayed (no EV usable, no send
+ * record, the stamp failed): still with its ICRC when the QP sends one,
+ * or the peer would drop it as corrupt.
+ */
+static __always_inline int leave_unsprayed(struct __sk_buff *skb,
+					   const struct l4_info *l4,
+					   const struct mrc_qp_info *info)
+{
+	if ((info->flags & MRC_QP_F_ICRC) && icrc_fill(skb, l4)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
+	return TC_ACT_OK;
+}
+
+/*
  * DATA: next EV of the rotation, its plane, its stamp, its log entry. A
  * UDP GSO skb (a burst of libmrc's, tc_gso.h) is one step of all that,
  * with a log entry for every PSN in it, and counts as its packets.
@@ -143,8 +160,13 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 		return TC_ACT_OK;
 	n = info->n_evs;
 	if (n == 0 || n > MRC_MAX_EVS)
-		return TC_ACT_OK;
+		return leave_unsprayed(skb, l4, info);
 	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), p->psn);
+	/* A burst cannot carry one ICRC per segment: libmrc sends none. */
+	if (segs > 1 && (info->flags & MRC_QP_F_ICRC)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
 	if (segs > 1) {
 		if (!gso_check(skb, l4, p->bth, psn, segs, &g)) {
 			count_drop(MRC_DROP_BAD_GSO);
@@ -155,7 +177,7 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	}
 	rec = send_rec(slot, psn);
 	if (!rec)
-		return TC_ACT_OK;
+		return leave_unsprayed(skb, l4, info);
 	/* A resend never takes the path that lost the packet. */
 	if (flags & MRC_BTH_F_RETX && rec->psn == psn)
 		avoid = rec->ev_idx;
@@ -163,8 +185,8 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	idx = next_ev(evs, n, avoid, &wrapped);
 	if (wrapped)
 		reshuffle(evs, n);
-	if (idx < 0)
-		return TC_ACT_OK;	/* nothing usable: leave the socket's port */
+	if (idx < 0)	/* nothing usable: leave the socket's port */
+		return leave_unsprayed(skb, l4, info);
 	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
 	plane = e->plane;
 	if (plane && plane != plane_of_ifindex(skb->ifindex))
@@ -172,7 +194,12 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	if (!ifindex)
 		plane = plane_of_ifindex(skb->ifindex);
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
-		return TC_ACT_OK;
+		return leave_unsprayed(skb, l4, info);
+	/* Last: the ICRC covers the EV and the plane's addresses. */
+	if ((info->flags & MRC_QP_F_ICRC) && icrc_fill(skb, l4)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
 
 	/*
 	 * A new send: its time first, then the head in one store, which also

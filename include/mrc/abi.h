@@ -304,7 +304,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		4	/* 4: send log and per-EV counters in per-QP inner maps */
+#define MRC_ABI_VERSION		5	/* 5: MRC_QP_F_ICRC, drop reason BAD_ICRC */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
@@ -381,8 +381,18 @@ struct mrc_qp_info {
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 168);
 
+/* The RoCEv2 ICRC trailer, and the BTH bytes it masks (mrc/icrc.h). */
+#define MRC_ICRC_LEN		4
+#define MRC_ICRC_BTH_LEN	12
+
 enum mrc_qp_info_flags {
 	MRC_QP_F_KEYED	= 1 << 0,	/* check the key of arriving packets */
+	/*
+	 * RoCEv2 invariant CRC on data packets (docs/WIRE.md section 12):
+	 * libmrc appends MRC_ICRC_LEN placeholder bytes, TC fills them, XDP
+	 * drops (BAD_ICRC) a data packet whose trailer is not its ICRC.
+	 */
+	MRC_QP_F_ICRC	= 1 << 1,
 };
 
 /*
@@ -802,6 +812,7 @@ enum mrc_drop_reason {
 	MRC_DROP_RING_FULL,	/* event ring full: the event is lost */
 	MRC_DROP_BAD_KEY,	/* BTH key is not the QP's connection key */
 	MRC_DROP_BAD_GSO,	/* TC: a malformed UDP GSO burst (mrc/tc_gso.h) */
+	MRC_DROP_BAD_ICRC,	/* ICRC QP: trailer missing or wrong (mrc/icrc.h) */
 	MRC_DROP_REASONS,
 };
 
@@ -824,6 +835,7 @@ struct mrc_drop_stats {
 	__u64	ring_full;
 	__u64	bad_key;
 	__u64	bad_gso;
+	__u64	bad_icrc;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_drop_stats, 8 * MRC_DROP_REASONS);
 

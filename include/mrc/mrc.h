@@ -149,6 +149,15 @@ enum mrc_qp_create_flags {
 	 * can then ack, refuse or write into the connection.
 	 */
 	MRC_QP_INTEROP_NO_KEY	= 1 << 0,
+	/*
+	 * RoCEv2 invariant CRC (docs/WIRE.md section 12), for a peer (a NIC)
+	 * that requires it: every DATA packet carries a 4-byte ICRC trailer,
+	 * filled by the fast path after the EV is chosen, and DATA from the
+	 * peer without a good one is dropped (drop reason bad_icrc). Both
+	 * ends must agree. Its packets go one per datagram (no UDP GSO
+	 * bursts: a burst's segments cannot carry an ICRC each).
+	 */
+	MRC_QP_ICRC		= 1 << 1,
 };
 
 /* The key bytes an interop QP sends (and mrc_qp_key() of one). */

@@ -51,6 +51,11 @@
  *                     plane (address rewrite, bpf_redirect_neigh) cannot be
  *                     repeated, since the first run rewrites the addresses
  *                     and marks the skb, which the next run passes as is.
+ *   mrc_xdp_rx_data_icrc, mrc_tc_tx_data_icrc  the same two DATA packets
+ *                     on a QP with MRC_QP_F_ICRC, each with a 4-byte
+ *                     trailer: XDP checks the RoCEv2 ICRC (CRC-32 over
+ *                     the 1,076 bytes after Ethernet), TC computes and
+ *                     writes it (bpf/mrc/icrc.h).
  *   xdp_pass, tc_pass the trivial programs, on the DATA packets.
  *
  * Each figure is the median of --batches batches of --repeat runs. After
@@ -71,6 +76,7 @@
 #include "mrc/nscc.h"
 #include "common/parse.h"
 #include "trivial.skel.h"
+#include "icrc_ref.h"
 
 #define PROG "mrc-bpf-cost"
 
@@ -200,6 +206,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 static __u8 data_pkt[PKT_MAX], sack_pkt[PKT_MAX], other_pkt[PKT_MAX], tc_pkt[PKT_MAX];
 static size_t data_len, sack_len, other_len, tc_len;
+static __u8 data_icrc_pkt[PKT_MAX], tc_icrc_pkt[PKT_MAX];
+static size_t data_icrc_len, tc_icrc_len;
 
 /* The SACK's state as set up, written back before each batch. */
 static struct mrc_tx_state pristine_tx;
@@ -268,6 +276,43 @@ static void fill_send_log(void)
 	write_log();
 }
 
+/* DATA as an ICRC QP sends it: payload, then a 4-byte trailer. */
+static size_t icrc_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d)
+{
+	__u8 m[PKT_MAX];
+	size_t mlen = build_data(m, d);
+	size_t len;
+
+	memset(m + mlen, 0, MRC_ICRC_LEN);
+	len = build_udp(h, m, mlen + MRC_ICRC_LEN, buf);
+	icrc_put_trailer(buf, icrc_ref(buf));
+	udp_csum_fill(buf);
+	return len;
+}
+
+static void build_icrc_packets(void)
+{
+	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, DATA_PSN, PAYLOAD);
+	struct hdrs h = rx4();
+
+	data_icrc_len = icrc_frame(data_icrc_pkt, &h, &d);
+	h = tx4();
+	d = dspec(MRC_OP_WRITE_ONLY, TC_PSN, PAYLOAD);
+	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY;
+	tc_icrc_len = icrc_frame(tc_icrc_pkt, &h, &d);
+}
+
+/* The scene's QP with or without MRC_QP_F_ICRC. */
+static void set_icrc(int on)
+{
+	struct mrc_qp_info q;
+
+	get_qp(&q);
+	q.flags = on ? q.flags | MRC_QP_F_ICRC : q.flags & ~(__u32)MRC_QP_F_ICRC;
+	put_qp(&q);
+}
+
 static void build_packets(void)
 {
 	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, DATA_PSN, PAYLOAD);
@@ -285,6 +330,7 @@ static void build_packets(void)
 	d.dqpn = REMOTE_QPN;
 	d.key = PEER_KEY;
 	tc_len = data_frame(tc_pkt, &h, &d);
+	build_icrc_packets();
 }
 
 static void setup_scene(void)
@@ -392,7 +438,8 @@ static void expect_no_drops(const char *name)
 
 /* ---- measurements --------------------------------------------------------------- */
 
-enum meas_id { M_DATA, M_SACK, M_OTHER, M_TC, M_XDP_PASS, M_TC_PASS, M_N };
+enum meas_id { M_DATA, M_SACK, M_OTHER, M_TC, M_DATA_ICRC, M_TC_ICRC, M_XDP_PASS,
+	       M_TC_PASS, M_N };
 
 struct meas {
 	const char *key;	/* JSON name */
@@ -416,6 +463,10 @@ static struct meas meas[M_N] = {
 		      "ns_per_packet", 0, XDP_PASS },
 	[M_TC] = { "mrc_tc_tx_data", "mrc_tc_tx", "DATA, EV stamped (TC_ACT_OK)",
 		   "ns_per_packet", 1, TC_ACT_OK },
+	[M_DATA_ICRC] = { "mrc_xdp_rx_data_icrc", "mrc_xdp_rx", "DATA, ICRC checked (XDP_PASS)",
+			  "ns_per_packet", 0, XDP_PASS },
+	[M_TC_ICRC] = { "mrc_tc_tx_data_icrc", "mrc_tc_tx", "DATA, ICRC filled (TC_ACT_OK)",
+			"ns_per_packet", 1, TC_ACT_OK },
 	[M_XDP_PASS] = { "xdp_pass", "xdp_pass", "DATA, returns XDP_PASS",
 			 "ns_per_packet", 0, XDP_PASS },
 	[M_TC_PASS] = { "tc_pass", "tc_pass", "DATA, returns TC_ACT_OK",
@@ -496,6 +547,26 @@ static void one_batch(enum meas_id id, __u32 repeat, __u32 b)
 		    get16(r->out + l4_off(r->out)) >= EV_BASE + SCENE_EVS)
 			die("%s: source port %u is none of the QP's EVs", m->key,
 			    get16(r->out + l4_off(r->out)));
+		break;
+	case M_DATA_ICRC:
+		set_icrc(1);
+		run_prog(bpf_program__fd(skel->progs.mrc_xdp_rx), data_icrc_pkt,
+			 data_icrc_len, repeat, r);
+		set_icrc(0);
+		expect_run(m->key, r, 0, m->verdict);
+		after = read_qp_stats(SLOT);
+		expect_count(m->key, "qp_stats.rx_data", after.rx_data - before.rx_data,
+			     repeat);
+		expect_no_drops(m->key);
+		break;
+	case M_TC_ICRC:
+		set_icrc(1);
+		run_prog(bpf_program__fd(skel->progs.mrc_tc_tx), tc_icrc_pkt, tc_icrc_len,
+			 repeat, r);
+		set_icrc(0);
+		expect_run(m->key, r, 1, m->verdict);
+		if (icrc_of_trailer(r->out) != icrc_ref(r->out))
+			die("%s: the ICRC TC wrote is wrong", m->key);
 		break;
 	case M_XDP_PASS:
 		run_prog(bpf_program__fd(triv->progs.xdp_pass), data_pkt, data_len, repeat, r);

@@ -163,6 +163,7 @@ static int client_create_resources(struct client *c)
 	qpa.max_send_wr = o->depth;
 	qpa.max_recv_wr = 1;	/* the client receives no immediates */
 	qpa.max_sge = 2;
+	qpa.flags = o->icrc ? MRC_QP_ICRC : 0;
 	c->qp = mrc_create_qp(c->ctx, &qpa);
 	if (!c->qp)
 		return client_fail(c, "mrc_create_qp: %s", strerror(errno));
@@ -236,7 +237,7 @@ static int client_hello(struct client *c)
 	struct ctl_msg m;
 
 	ctl_msg_init(&m, CTL_HELLO);
-	m.flags = o->imm ? CTL_F_IMM : 0;
+	m.flags = (o->imm ? CTL_F_IMM : 0) | (o->icrc ? CTL_F_ICRC : 0);
 	m.length = c->max_size;	/* --offset is not included, on purpose */
 	m.depth = o->depth;
 	m.timeout_s = o->timeout_s;

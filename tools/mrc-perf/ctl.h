@@ -37,6 +37,7 @@ enum ctl_type {
 #define CTL_F_IMM_LEN_OK	(1u << 2)	/* replies: every byte_len matched */
 #define CTL_F_GAVE_UP		(1u << 3)	/* DONE_ACK: grace time ran out */
 #define CTL_F_EXPECT		(1u << 4)	/* VERIFY: checksum holds the source's */
+#define CTL_F_ICRC		(1u << 5)	/* HELLO: QPs with the RoCEv2 ICRC (--icrc) */
 
 /* On the wire: big-endian, naturally aligned, no implicit padding. */
 struct ctl_wire {

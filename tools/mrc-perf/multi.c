@@ -253,7 +253,7 @@ static int mc_hello(struct mclient *c, struct mpeer *p)
 	struct ctl_msg m;
 
 	ctl_msg_init(&m, CTL_HELLO);
-	m.flags = o->imm ? CTL_F_IMM : 0;
+	m.flags = (o->imm ? CTL_F_IMM : 0) | (o->icrc ? CTL_F_ICRC : 0);
 	m.length = c->max_size;	/* per QP; --offset is not included, on purpose */
 	m.n_qps = p->n_qps;
 	m.depth = o->depth;
@@ -290,6 +290,7 @@ static int mc_create_qps(struct mclient *c)
 	qpa.max_send_wr = o->depth;
 	qpa.max_recv_wr = 1;	/* the client receives no immediates */
 	qpa.max_sge = 2;
+	qpa.flags = o->icrc ? MRC_QP_ICRC : 0;
 	for (i = 0; i < c->n_qps; i++) {
 		struct mqp *q = &c->qps[i];
 		struct mpeer *p = &c->peers[i % c->n_peers];

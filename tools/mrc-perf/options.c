@@ -21,7 +21,7 @@ static const char usage_text[] =
 "  " PROG " server [--port P] [--once] [--json] [--pin-dir DIR] [--timeline FILE]\n"
 "      [--cc-profile N] [--ev-profile N]\n"
 "  " PROG " client HOST[,HOST...] [--qps N] [--port P] [--size BYTES | --sweep MIN:MAX]\n"
-"      [--iters N] [--bytes TOTAL] [--imm] [--verify] [--json] [--depth N]\n"
+"      [--iters N] [--bytes TOTAL] [--imm] [--icrc] [--verify] [--json] [--depth N]\n"
 "      [--mtu BYTES] [--offset BYTES] [--ack-timeout T] [--retry N] [--exp-retry N]\n"
 "      [--mpr UNITS] [--timeout-s S] [--pin-dir DIR] [--cc-profile N]\n"
 "      [--ev-profile N] [--cc-timeline FILE] [--idle S] [--linger-s S]\n"
@@ -65,6 +65,8 @@ static const char usage_text[] =
 "  --iters N       WRITEs per size (default 1000)\n"
 "  --bytes TOTAL   WRITEs per size = max(1, TOTAL / size), overrides --iters\n"
 "  --imm           WRITE with immediate; the server checks order and count\n"
+"  --icrc          the QPs of both ends send and check the RoCEv2 invariant\n"
+"                  CRC (MRC_QP_ICRC): one packet per datagram, no GSO bursts\n"
 "  --verify        after each size, compare checksums of source and region\n"
 "  --json          one JSON object on stdout at the end, nothing else\n"
 "  --depth N       WRITEs outstanding (default 16, at most 512)\n"
@@ -106,7 +108,7 @@ static const char usage_text[] =
 enum {
 	OPT_PORT = 256, OPT_JSON, OPT_PIN_DIR, OPT_CC_PROFILE, OPT_EV_PROFILE,
 	OPT_ONCE, OPT_TIMELINE,
-	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_VERIFY,
+	OPT_SIZE, OPT_SWEEP, OPT_ITERS, OPT_BYTES, OPT_IMM, OPT_ICRC, OPT_VERIFY,
 	OPT_DEPTH, OPT_MTU, OPT_OFFSET, OPT_ACK_TIMEOUT, OPT_RETRY,
 	OPT_EXP_RETRY, OPT_MPR, OPT_TIMEOUT_S, OPT_CC_TIMELINE, OPT_IDLE, OPT_LINGER_S,
 	OPT_SETTLE_S,
@@ -126,6 +128,7 @@ static const struct option long_opts[] = {
 	{ "iters", required_argument, NULL, OPT_ITERS },
 	{ "bytes", required_argument, NULL, OPT_BYTES },
 	{ "imm", no_argument, NULL, OPT_IMM },
+	{ "icrc", no_argument, NULL, OPT_ICRC },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "mtu", required_argument, NULL, OPT_MTU },
@@ -255,6 +258,9 @@ static void apply_option(struct opts *o, int c, const char *arg)
 		break;
 	case OPT_IMM:
 		o->imm = true;
+		break;
+	case OPT_ICRC:
+		o->icrc = true;
 		break;
 	case OPT_VERIFY:
 		o->verify = true;

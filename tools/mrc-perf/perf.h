@@ -114,6 +114,7 @@ struct opts {
 	bool server;
 	uint16_t port;
 	bool once, json, imm, verify;
+	bool icrc;		/* QPs with the RoCEv2 ICRC (MRC_QP_ICRC), both ends */
 	const char *pin_dir;		/* NULL = libmrc's default */
 	const char *timeline;		/* server: CSV of bytes per ms, or NULL */
 	const char *cc_timeline;	/* client: CSV of its window per ms, or NULL */

@@ -142,6 +142,7 @@ static int session_poll_hello(struct session *s)
 	if (session_check_hello(s, &s->hello))
 		return -1;
 	s->imm = s->hello.flags & CTL_F_IMM;
+	s->icrc = s->hello.flags & CTL_F_ICRC;
 	s->len = s->hello.length;
 	s->n_qps = s->hello.n_qps ? s->hello.n_qps : 1;
 	s->deadline_ns = now_ns() +
@@ -212,6 +213,7 @@ static int session_create_qps(struct session *s, const struct sockaddr_storage *
 	qpa.max_send_wr = 1;	/* the server only receives */
 	qpa.max_recv_wr = s->rq_depth;
 	qpa.max_sge = 1;
+	qpa.flags = s->icrc ? MRC_QP_ICRC : 0;
 	for (i = 0; i < s->n_qps; i++) {
 		s->qps[i].qp = mrc_create_qp(s->ctx, &qpa);
 		if (!s->qps[i].qp)

@@ -50,6 +50,7 @@ struct session {
 
 	struct ctl_msg hello;
 	bool imm;
+	bool icrc;		/* HELLO asked for ICRC QPs (CTL_F_ICRC) */
 	uint32_t n_qps;
 	uint64_t len;			/* region per QP, as HELLO asked */
 	uint64_t stride;		/* len rounded up to a page: slice distance */

@@ -88,7 +88,7 @@ const char *cmd_ev_format_name(uint32_t f)
 static const char *const drop_names[] = {
 	"none", "malformed", "bad_opcode", "unknown_qp", "qp_not_ready",
 	"bad_source", "out_of_window", "duplicate", "bad_ack", "stale_ack",
-	"ring_full", "bad_key", "bad_gso",
+	"ring_full", "bad_key", "bad_gso", "bad_icrc",
 };
 
 /* Fields of struct mrc_qp_stats, in order. */

@@ -124,7 +124,7 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	    attr->send_cq->ctx != ctx || attr->recv_cq->ctx != ctx ||
 	    attr->max_send_wr == 0 || attr->max_send_wr > MRC_WR_RING ||
 	    attr->max_recv_wr > 65536 || attr->max_sge > MRC_MAX_SGE ||
-	    attr->flags & ~MRC_QP_INTEROP_NO_KEY)
+	    attr->flags & ~(MRC_QP_INTEROP_NO_KEY | MRC_QP_ICRC))
 		return mrc_err_ptr(EINVAL);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)

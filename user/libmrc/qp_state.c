@@ -29,7 +29,8 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 		.cc_slot = qp->state == MRC_QP_RTS ? mrc_cc_slot(qp) : 0,
 		.local_key = qp->local_key,
 		.peer_key = mrc_qp_dest_key(qp),
-		.flags = mrc_qp_keyed(qp) ? MRC_QP_F_KEYED : 0,
+		.flags = (mrc_qp_keyed(qp) ? MRC_QP_F_KEYED : 0) |
+			 (mrc_qp_icrc(qp) ? MRC_QP_F_ICRC : 0),
 	};
 
 	for (int i = 0; i < qp->n_peers; i++)

@@ -27,6 +27,12 @@ static inline bool mrc_qp_keyed(const struct mrc_qp *qp)
 	return !(qp->init.flags & MRC_QP_INTEROP_NO_KEY);
 }
 
+/* Do the QP's DATA packets carry a RoCEv2 ICRC trailer (MRC_QP_ICRC)? */
+static inline bool mrc_qp_icrc(const struct mrc_qp *qp)
+{
+	return qp->init.flags & MRC_QP_ICRC;
+}
+
 /* The key our packets to the peer's QP carry. */
 static inline uint32_t mrc_qp_dest_key(const struct mrc_qp *qp)
 {

@@ -482,6 +482,12 @@ static void handle_data(struct mrc_qp *qp, const struct rx_pkt *p, int peer)
 	reth = (const void *)h;
 	h += sizeof(*reth);
 	plen = p->len - hlen;
+	/* XDP checked the ICRC trailer (bpf/mrc/icrc.h); it is no payload. */
+	if (mrc_qp_icrc(qp)) {
+		if (plen < MRC_ICRC_LEN)
+			return;
+		plen -= MRC_ICRC_LEN;
+	}
 	psn = mrc_psn_extend(qp->rcv_cack, p->psn24);
 	note_trigger(qp, p, ts, peer);
 

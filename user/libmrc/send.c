@@ -80,7 +80,8 @@ struct tx_batch {
 		char buf[CMSG_SPACE(sizeof(uint16_t))];
 		struct cmsghdr align;
 	} ctl[MRC_TX_BATCH];
-	struct iovec iov[MRC_TX_PKTS * (1 + MRC_MAX_SGE)];
+	/* per packet: header, data, ICRC room */
+	struct iovec iov[MRC_TX_PKTS * (2 + MRC_MAX_SGE)];
 	struct data_hdr hdr[MRC_TX_PKTS];
 };
 
@@ -267,6 +268,19 @@ static void new_datagram(struct mrc_qp *qp, struct tx_batch *b,
 	b->open = burst && b->burst > 1;
 }
 
+/*
+ * The 4 bytes after the payload that TC overwrites with the packet's ICRC
+ * (bpf/mrc/icrc.h): it knows the final header (EV, plane), libmrc not.
+ */
+static void add_icrc_room(struct iovec *iov, int *niov)
+{
+	static const uint8_t room[MRC_ICRC_LEN];
+
+	iov[*niov].iov_base = (void *)room;
+	iov[*niov].iov_len = sizeof(room);
+	(*niov)++;
+}
+
 static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 		       const struct mrc_send_wqe *wqe, uint32_t k, bool retx,
 		       bool ack_req)
@@ -302,11 +316,17 @@ static void add_packet(struct mrc_qp *qp, struct tx_batch *b,
 	iov[0].iov_base = h;
 	iov[0].iov_len = hlen;
 	niov = 1 + payload_iov(wqe, off, len, iov + 1);
-	/* A resend goes alone: TC gives it its own path, not the lost one. */
-	if (!retx && may_join(b, (uint32_t)hlen + len, niov))
+	if (mrc_qp_icrc(qp)) {
+		add_icrc_room(iov, &niov);
+		/* Alone in its datagram: TC fills one ICRC per skb. */
+		new_datagram(qp, b, iov, (uint32_t)(hlen + len + MRC_ICRC_LEN),
+			     niov, false);
+	} else if (!retx && may_join(b, (uint32_t)hlen + len, niov)) {
+		/* A resend goes alone: TC gives it its own path, not the lost one. */
 		join_datagram(b, (uint32_t)hlen + len, niov);
-	else
+	} else {
 		new_datagram(qp, b, iov, (uint32_t)hlen + len, niov, !retx);
+	}
 	b->niov += niov;
 	b->npkts++;
 
@@ -785,13 +805,14 @@ static void reclaim_completions(struct mrc_qp *qp)
 
 /*
  * Packets per datagram this round: the EV profile's burst, within the
- * congestion window's cap; 1 once the kernel refused UDP_SEGMENT.
+ * congestion window's cap; 1 once the kernel refused UDP_SEGMENT, and
+ * for an ICRC QP.
  */
 static uint32_t burst_of(const struct mrc_qp *qp)
 {
 	uint32_t burst = qp->gso_burst, cap;
 
-	if (qp->ctx->gso_refused || burst < 2)
+	if (qp->ctx->gso_refused || burst < 2 || mrc_qp_icrc(qp))
 		return 1;
 	if (burst > MRC_GSO_BURST_MAX)
 		burst = MRC_GSO_BURST_MAX;

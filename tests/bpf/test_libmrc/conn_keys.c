@@ -53,7 +53,7 @@ TEST_CASE(test_qp_keys_drawn, "libmrc.qp_keys_drawn")
 	interop = new_qp(cq, MRC_QP_INTEROP_NO_KEY);
 	if (ASSERT_TRUE(interop != NULL, "create an interop QP"))
 		ASSERT_EQ(mrc_qp_key(interop), MRC_KEY_INTEROP, "interop QP: 0x00FFFF00");
-	EXPECT_NULL(new_qp(cq, 1u << 1), EINVAL, "unknown create flag");
+	EXPECT_NULL(new_qp(cq, 1u << 2), EINVAL, "unknown create flag");
 	ASSERT_EQ(mrc_qp_key(NULL), 0, "mrc_qp_key(NULL)");
 out:
 	for (int i = 0; i < N; i++)
@@ -88,7 +88,8 @@ TEST_CASE(test_rtr_needs_dest_key, "libmrc.rtr_needs_dest_key")
 	if (!ASSERT_TRUE(cq != NULL, "create CQ"))
 		return;
 	qp = new_qp(cq, 0);
-	interop = new_qp(cq, MRC_QP_INTEROP_NO_KEY);
+	/* A NIC peer: no keys, and the RoCEv2 ICRC (MRC_QP_ICRC). */
+	interop = new_qp(cq, MRC_QP_INTEROP_NO_KEY | MRC_QP_ICRC);
 	if (!ASSERT_TRUE(qp && interop, "create QPs"))
 		goto out;
 
@@ -127,7 +128,7 @@ TEST_CASE(test_rtr_needs_dest_key, "libmrc.rtr_needs_dest_key")
 		   "interop INIT->RTR with DEST_KEY");
 	ASSERT_EQ(mrc_modify_qp(interop, &a, mask), 0, "interop INIT->RTR without a key");
 	if (ASSERT_EQ(qp_info(mrc_qp_num(interop), &info), 0, "mrc_qps lookup")) {
-		ASSERT_EQ(info.flags, 0, "mrc_qps: not keyed");
+		ASSERT_EQ(info.flags, MRC_QP_F_ICRC, "mrc_qps: not keyed, ICRC");
 		ASSERT_EQ(info.local_key, MRC_KEY_INTEROP, "mrc_qps: local_key interop");
 		ASSERT_EQ(info.peer_key, MRC_KEY_INTEROP, "mrc_qps: peer_key interop");
 	}

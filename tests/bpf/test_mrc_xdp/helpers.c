@@ -178,7 +178,7 @@ void expect_event(int i, __u32 type, __u32 psn, __u32 ev, __u32 reason)
 
 #define DROP_FIELDS(X) X(none) X(malformed) X(bad_opcode) X(unknown_qp) \
 	X(qp_not_ready) X(bad_source) X(out_of_window) X(duplicate) X(bad_ack) \
-	X(stale_ack) X(ring_full) X(bad_key)
+	X(stale_ack) X(ring_full) X(bad_key) X(bad_gso) X(bad_icrc)
 #define QP_STAT_FIELDS(X) X(rx_data) X(rx_data_bytes) X(rx_dup) X(rx_oow) \
 	X(rx_bad) X(rx_sack) X(rx_nack) X(losses) X(completions) X(tx_stamped)
 
