@@ -138,6 +138,8 @@ static void mc_complete(struct mclient *c, const struct mrc_wc *wc, uint64_t now
 	if (wc->status != MRC_WC_SUCCESS) {
 		mc_qp_failed(c, q, "WRITE failed: %s (op %" PRIu64 ", rkey 0x%x)",
 			     status_str(wc->status), q->done, q->remote.rkey);
+		/* At once: with every QP failed, idle polls may sleep 20 ms each. */
+		c->qps_left = mc_count_left(c, ops);
 		return;
 	}
 	if (wc->opcode != MRC_WC_WRITE)
