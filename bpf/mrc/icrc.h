@@ -271,15 +271,21 @@ static __always_inline __u32 icrc_chunk_len(const struct icrc_walk *w)
 	return n > ICRC_CHUNK ? ICRC_CHUNK : n;
 }
 
-static long icrc_chunk_skb(__u32 index, void *data)
+/*
+ * One chunk into the CRC. `xdp` is a constant at each caller: the helper
+ * of the other program type is compiled out, never seen by the verifier.
+ */
+static __always_inline long icrc_chunk(struct icrc_walk *w, bool xdp)
 {
-	struct icrc_walk *w = data;
 	__u8 buf[ICRC_CHUNK];
 	__u32 n = icrc_chunk_len(w);
+	long err;
 
 	if (n < 1 || n > ICRC_CHUNK)
 		return 1;
-	if (bpf_skb_load_bytes(w->ctx, w->off, buf, n)) {
+	err = xdp ? bpf_xdp_load_bytes(w->ctx, w->off, buf, n)
+		  : bpf_skb_load_bytes(w->ctx, w->off, buf, n);
+	if (err) {
 		w->err = 1;
 		return 1;
 	}
@@ -288,21 +294,15 @@ static long icrc_chunk_skb(__u32 index, void *data)
 	return 0;
 }
 
+/* bpf_loop callbacks, one per program type. */
+static long icrc_chunk_skb(__u32 index, void *data)
+{
+	return icrc_chunk(data, false);
+}
+
 static long icrc_chunk_xdp(__u32 index, void *data)
 {
-	struct icrc_walk *w = data;
-	__u8 buf[ICRC_CHUNK];
-	__u32 n = icrc_chunk_len(w);
-
-	if (n < 1 || n > ICRC_CHUNK)
-		return 1;
-	if (bpf_xdp_load_bytes(w->ctx, w->off, buf, n)) {
-		w->err = 1;
-		return 1;
-	}
-	w->crc = crc32_bytes(w->crc, buf, n);
-	w->off += n;
-	return 0;
+	return icrc_chunk(data, true);
 }
 
 /*
