@@ -24,7 +24,9 @@
  * mrc_tc_tx (TC, every plane interface, egress): the per-packet path
  *   choice. Gives each outgoing DATA packet of a QP the next entropy value
  *   of the QP's rotation (UDP source port, IPv6 flow label)
- *   (mrc/tc_spray.h, mrc/tc_stamp.h); stamps mrcd's EV probes.
+ *   (mrc/tc_spray.h, mrc/tc_stamp.h); spreads SACKs and NACKs over the
+ *   paths the data came on; writes an ICRC QP's ICRC trailers after the
+ *   last rewrite (mrc/icrc.h); stamps mrcd's EV probes.
  *
  * Both hooks parse with the same code (mrc/parse.h). State lives in maps
  * shared with libmrc (mrc/maps.h, include/mrc/abi.h). The rx/tx state
@@ -89,6 +91,7 @@ int mrc_tc_tx(struct __sk_buff *skb)
 {
 	struct mrc_pkt p = {};
 	__u32 slot = 0;
+	int icrc;
 
 	if (skb->mark == MRC_SKB_MARK_SPRAYED)
 		return TC_ACT_OK;	/* moved here from another plane */
@@ -112,8 +115,12 @@ int mrc_tc_tx(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	if (mrc_opcode_is_data(p.opcode))
 		return spray_data(skb, &p, slot);
-	if (p.opcode == MRC_OP_SACK || p.opcode == MRC_OP_NACK)
-		return spray_ack(skb, &p, slot);
+	if (p.opcode == MRC_OP_SACK || p.opcode == MRC_OP_NACK) {
+		icrc = ctrl_wants_icrc(&p, slot);
+		return finish_ctrl(skb, &p.l4, icrc, spray_ack(skb, &p, slot));
+	}
+	if (p.opcode == MRC_OP_PROBE)
+		return finish_ctrl(skb, &p.l4, ctrl_wants_icrc(&p, slot), TC_ACT_OK);
 	return TC_ACT_OK;
 }
 

@@ -10,7 +10,8 @@
 -- Every length is checked before a field is read, so short or garbled
 -- packets end in an expert item, never in a Lua error. Only arithmetic is
 -- used on bit fields (no bit/bit32 library), so the script runs on every
--- Lua version Wireshark has shipped.
+-- Lua version Wireshark has shipped; the one exception, the ICRC check
+-- (preference "mrc.icrc"), uses bit32 or bit when there is one.
 
 local mrc = Proto("mrc", "MRC (Multipath Reliable Connection)")
 
@@ -91,6 +92,8 @@ local pf = {
 	imm = ProtoField.uint32("mrc.imm", "Immediate data", base.HEX),
 	payload_len = ProtoField.uint32("mrc.payload_len", "Payload length", base.DEC),
 	payload = ProtoField.bytes("mrc.payload", "Payload"),
+	icrc = ProtoField.uint32("mrc.icrc", "ICRC (RoCEv2 invariant CRC)", base.HEX),
+	icrc_good = ProtoField.bool("mrc.icrc.good", "ICRC good"),
 	trimmed = ProtoField.bool("mrc.trimmed", "Trimmed header"),
 	trim_mark = ProtoField.uint8("mrc.trim_mark", "DSCP trim mark", base.HEX, dscp_marks),
 
@@ -159,6 +162,11 @@ local ef = {
 				     expert.group.UNDECODED, expert.severity.WARN),
 	reserved_op = ProtoExpert.new("mrc.reserved_opcode", "Reserved MRC opcode (not sent yet)",
 				      expert.group.UNDECODED, expert.severity.NOTE),
+	icrc_bad = ProtoExpert.new("mrc.icrc.bad", "ICRC does not match the packet",
+		expert.group.CHECKSUM, expert.severity.ERROR),
+	icrc_unchecked = ProtoExpert.new("mrc.icrc.unchecked",
+		"ICRC not checked (no bit library, or the IP/UDP headers are not at hand)",
+		expert.group.CHECKSUM, expert.severity.NOTE),
 	trailing = ProtoExpert.new("mrc.trailing", "Bytes after the MRC headers",
 				   expert.group.PROTOCOL, expert.severity.WARN),
 	probe_no_ack = ProtoExpert.new("mrc.probe_no_ack_req", "Probe without ACK request",
@@ -167,11 +175,14 @@ local ef = {
 			       expert.group.SEQUENCE, expert.severity.NOTE),
 }
 mrc.experts = { ef.malformed, ef.trimmed, ef.unknown_op, ef.reserved_op,
-		ef.trailing, ef.probe_no_ack, ef.nack }
+		ef.trailing, ef.probe_no_ack, ef.nack, ef.icrc_bad, ef.icrc_unchecked }
 
 -- Preferences ---------------------------------------------------------------
 mrc.prefs.udp_port = Pref.uint("UDP port", DEFAULT_PORT,
 	"UDP destination port of MRC (mrcd's setting; 4791 unless changed)")
+mrc.prefs.icrc = Pref.bool("Packets end in a RoCEv2 ICRC", false,
+	"The QPs were created with MRC_QP_ICRC (mrc-perf --icrc): DATA, SACK, " ..
+	"NACK and PROBE end in a 4-byte ICRC, which is shown and checked")
 
 -- DSCP of the enclosing IP header, to tell trim marks apart. Optional:
 -- a Wireshark without these fields simply shows no mark.
@@ -189,6 +200,7 @@ local function last_value(f)
 	if #all == 0 then return nil end
 	return all[#all].value
 end
+
 
 -- Helpers -------------------------------------------------------------------
 local function bit_set(v, mask)
@@ -425,6 +437,131 @@ local function dissect_path_probe(tvb, pinfo, root)
 end
 
 -- Entry point ---------------------------------------------------------------
+-- RoCEv2 ICRC (docs/WIRE.md section 12) -------------------------------------
+-- With the preference on, DATA, SACK, NACK and PROBE end in 4 bytes of
+-- ICRC (a trimmed header has lost them with its payload). The check needs
+-- XOR: bit32 (Lua 5.2) or LuaBitOp's bit (Wireshark's own); without
+-- either the ICRC is shown, not checked.
+local bits = rawget(_G, "bit32") or rawget(_G, "bit")
+local ip_proto = field_or_nil("ip")
+local ipv6_proto = field_or_nil("ipv6")
+local udp_proto = field_or_nil("udp")
+
+local crc_table
+local function crc_table_init()
+	crc_table = {}
+	for i = 0, 255 do
+		local c = i
+		for _ = 1, 8 do
+			if c % 2 == 1 then
+				c = bits.bxor(bits.rshift(c, 1), 0xEDB88320)
+			else
+				c = bits.rshift(c, 1)
+			end
+		end
+		crc_table[i] = c
+	end
+end
+
+local function u32(x)
+	if x < 0 then return x + 4294967296 end
+	return x
+end
+
+local function crc_byte(crc, b)
+	return bits.bxor(crc_table[bits.band(bits.bxor(crc, b), 0xff)],
+		bits.rshift(crc, 8))
+end
+
+-- The last (innermost) occurrence of a protocol's tree item, or nil.
+local function last_info(f)
+	if not f then return nil end
+	local all = { f() }
+	return all[#all]
+end
+
+-- The bytes of the IP and UDP headers before MRC's, their variant fields
+-- set to ones, behind 8 bytes of 0xFF for the LRH; nil when not at hand.
+local function icrc_outer_bytes()
+	local ip4, ip6, udp = last_info(ip_proto), last_info(ipv6_proto), last_info(udp_proto)
+	local ip, ip_len
+	if ip4 and (not ip6 or ip4.offset > ip6.offset) then
+		ip, ip_len = ip4, 20
+	elseif ip6 then
+		ip, ip_len = ip6, 40
+	end
+	if not ip or not udp or ip.len < ip_len or udp.len < 8 then return nil end
+	local out = { 255, 255, 255, 255, 255, 255, 255, 255 }
+	local ipb, udpb = ip.range:bytes(), udp.range:bytes()
+	for i = 0, ip_len - 1 do out[#out + 1] = ipb:get_index(i) end
+	if ip_len == 20 then
+		out[8 + 2] = 255			-- TOS: DSCP and ECN
+		out[8 + 9] = 255			-- TTL
+		out[8 + 11], out[8 + 12] = 255, 255	-- header checksum
+	else
+		out[8 + 1] = bits.bor(out[8 + 1], 0x0f)	-- traffic class, flow label
+		out[8 + 2], out[8 + 3], out[8 + 4] = 255, 255, 255
+		out[8 + 8] = 255			-- hop limit
+	end
+	for i = 0, 7 do out[#out + 1] = udpb:get_index(i) end
+	out[#out - 1], out[#out] = 255, 255	-- UDP checksum
+	return out
+end
+
+-- The ICRC of the MRC bytes in tvb(0, n): nil when it cannot be computed.
+local function icrc_of(tvb, n)
+	if not bits then return nil end
+	local outer = icrc_outer_bytes()
+	if not outer then return nil end
+	if not crc_table then crc_table_init() end
+	local crc = 0xFFFFFFFF
+	for _, b in ipairs(outer) do crc = crc_byte(crc, b) end
+	local body = tvb(0, n):bytes()
+	for i = 0, n - 1 do
+		-- BTH byte 4 (InfiniBand's resv8a) is not covered.
+		crc = crc_byte(crc, i == 4 and 255 or body:get_index(i))
+	end
+	return u32(bits.bnot(crc))
+end
+
+local function data_header_len(op, flags)
+	local n = BTH_LEN + METH_LEN + RETH_LEN
+	if bit_set(flags, F_TS) then n = n + TSETH_LEN end
+	if op == OP.WRITE_LAST_IMM or op == OP.WRITE_ONLY_IMM then n = n + IMM_LEN end
+	return n
+end
+
+-- Does this packet end in an ICRC (the preference on, an opcode that
+-- carries one, and more than a trimmed DATA header's bytes)?
+local function has_icrc(tvb, op, flags)
+	if not mrc.prefs.icrc then return false end
+	local len = tvb:len()
+	if op >= OP.WRITE_FIRST and op <= OP.WRITE_ONLY_IMM then
+		return len >= data_header_len(op, flags) + 4
+	end
+	return (op == OP.SACK or op == OP.NACK or op == OP.PROBE) and len >= BTH_LEN + 4
+end
+
+-- Shows and checks the trailer; returns the tvb without it.
+local function take_icrc(tvb, pinfo, tree)
+	local n = tvb:len() - 4
+	local got = tvb(n, 4):le_uint()
+	local it = tree:add(pf.icrc, tvb(n, 4), got)
+	local want = icrc_of(tvb, n)
+	if want == nil then
+		it:add_proto_expert_info(ef.icrc_unchecked)
+	else
+		local g = it:add(pf.icrc_good, tvb(n, 4), want == got)
+		g:set_generated()
+		if want ~= got then
+			g:add_proto_expert_info(ef.icrc_bad,
+				string.format("ICRC 0x%08x, the packet's is 0x%08x", got, want))
+			pinfo.cols.info:append(" [bad ICRC]")
+		end
+	end
+	return tvb(0, n):tvb()
+end
+
 function mrc.dissector(tvb, pinfo, tree)
 	local len = tvb:len()
 	pinfo.cols.protocol = "MRC"
@@ -448,6 +585,10 @@ function mrc.dissector(tvb, pinfo, tree)
 	if bit_set(flags, F_RETX) then pinfo.cols.info:append(" [retx]") end
 	if bit_set(flags, F_ACK_REQ) then pinfo.cols.info:append(" [ack_req]") end
 	root:append_text(string.format(", %s, QP 0x%06x, PSN %d", name, dqpn, psn))
+	if has_icrc(tvb, op, flags) then
+		tvb = take_icrc(tvb, pinfo, root)
+		len = tvb:len()
+	end
 
 	if op >= OP.WRITE_FIRST and op <= OP.WRITE_ONLY_IMM then
 		dissect_data(tvb, pinfo, root, op, flags)

@@ -22,6 +22,7 @@
 #include "mrc/ev_feedback.h"
 #include "mrc/cc.h"
 #include "mrc/loss.h"
+#include "mrc/icrc.h"
 
 /* Raise *word to `val` unless another CPU already raised it further. */
 static __always_inline int advance_u32(__u32 *word, __u32 val)
@@ -252,9 +253,13 @@ static __always_inline void renege_una(struct mrc_tx_state *tx,
 		st->losses++;
 }
 
-/* Common checks of SACK and NACK: our QP, sending, from the peer, keyed. */
+/*
+ * Common checks of SACK and NACK (`fixed` bytes of headers after UDP):
+ * our QP, sending, from the peer, keyed, and its ICRC when the QP has one.
+ */
 static __always_inline struct mrc_tx_state *
-ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
+ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason,
+	   __u32 fixed)
 {
 	struct mrc_qp_info *info;
 	__u32 slot = 0;
@@ -276,6 +281,10 @@ ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason)
 		*reason = MRC_DROP_BAD_KEY;
 		return NULL;
 	}
+	*reason = icrc_check_ctrl(p->ctx, &p->l4, info->flags, p->payload_len,
+				  fixed);
+	if (*reason)
+		return NULL;
 	*info_out = info;
 	return bpf_map_lookup_elem(&mrc_tx, &slot);
 }
@@ -295,7 +304,7 @@ static __always_inline int handle_sack(struct mrc_pkt *p)
 	if ((void *)(sh + 1) > p->end ||
 	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*sh))
 		return count_drop(MRC_DROP_MALFORMED);
-	tx = ack_target(p, &info, &reason);
+	tx = ack_target(p, &info, &reason, sizeof(struct mrc_bth) + sizeof(*sh));
 	if (!tx || !info)
 		return mrc_qpn_valid(p->qpn) ?
 			count_qp_drop(slot, reason) : count_drop(reason);
@@ -392,7 +401,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 	if ((void *)(nh + 1) > p->end ||
 	    p->payload_len < sizeof(struct mrc_bth) + sizeof(*nh))
 		return count_drop(MRC_DROP_MALFORMED);
-	tx = ack_target(p, &info, &reason);
+	tx = ack_target(p, &info, &reason, sizeof(struct mrc_bth) + sizeof(*nh));
 	if (!tx || !info)
 		return mrc_qpn_valid(p->qpn) ?
 			count_qp_drop(slot, reason) : count_drop(reason);

@@ -156,6 +156,12 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		reason = answer_trimmed(p, slot, info, rx);
 		if (reason != TRIM_NOT_TRIMMED)
 			return reason;
+	} else {
+		/* A probe is a bare BTH: an ICRC QP's has its ICRC behind. */
+		reason = icrc_check_ctrl(p->ctx, &p->l4, info->flags,
+					 p->payload_len, sizeof(struct mrc_bth));
+		if (reason)
+			return count_qp_drop(slot, reason);
 	}
 
 	st = qp_stats(slot);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
- * RoCEv2 invariant CRC (ICRC, IBTA Annex A17) of a data packet: filled in
- * by TC egress after the last rewrite (EV, plane addresses), checked by
- * XDP before any state change, for QPs with MRC_QP_F_ICRC (docs/WIRE.md
- * section 12).
+ * RoCEv2 invariant CRC (ICRC, IBTA Annex A17) of a QP's packets (DATA,
+ * SACK, NACK, PROBE): filled in by TC egress after the last rewrite (EV,
+ * plane addresses) and by XDP in the NACK it builds for a trimmed header,
+ * checked by XDP before any state change, for QPs with MRC_QP_F_ICRC
+ * (docs/WIRE.md section 12).
  *
  * CRC-32 as Ethernet's (reflected polynomial 0xEDB88320, initial value
  * 0xFFFFFFFF, final complement) over: 8 bytes of 0xFF (the LRH RoCEv2
@@ -251,13 +252,20 @@ static __always_inline __u32 crc32_bytes(__u32 crc, const __u8 *buf, __u32 n)
 	return crc;
 }
 
-/* Where a walk over the packet stands; ctx is the skb or the xdp_md. */
+/*
+ * Where a walk over the packet stands; ctx is the skb or the xdp_md. The
+ * first step takes the headers (from l3_off), the others the chunks
+ * behind them (from off to end).
+ */
 struct icrc_walk {
 	void *ctx;
 	__u32 off;
 	__u32 end;
 	__u32 crc;
-	int err;
+	__u16 l3_off;
+	__u16 l3_proto;
+	__u8 headers_done;
+	__u8 err;
 };
 
 /* How many bytes the next chunk takes; 0 when the walk is done. */
@@ -269,40 +277,6 @@ static __always_inline __u32 icrc_chunk_len(const struct icrc_walk *w)
 		return 0;
 	n = w->end - w->off;
 	return n > ICRC_CHUNK ? ICRC_CHUNK : n;
-}
-
-/*
- * One chunk into the CRC. `xdp` is a constant at each caller: the helper
- * of the other program type is compiled out, never seen by the verifier.
- */
-static __always_inline long icrc_chunk(struct icrc_walk *w, bool xdp)
-{
-	__u8 buf[ICRC_CHUNK];
-	__u32 n = icrc_chunk_len(w);
-	long err;
-
-	if (n < 1 || n > ICRC_CHUNK)
-		return 1;
-	err = xdp ? bpf_xdp_load_bytes(w->ctx, w->off, buf, n)
-		  : bpf_skb_load_bytes(w->ctx, w->off, buf, n);
-	if (err) {
-		w->err = 1;
-		return 1;
-	}
-	w->crc = crc32_bytes(w->crc, buf, n);
-	w->off += n;
-	return 0;
-}
-
-/* bpf_loop callbacks, one per program type. */
-static long icrc_chunk_skb(__u32 index, void *data)
-{
-	return icrc_chunk(data, false);
-}
-
-static long icrc_chunk_xdp(__u32 index, void *data)
-{
-	return icrc_chunk(data, true);
 }
 
 /*
@@ -334,6 +308,75 @@ static __always_inline __u32 icrc_mask_headers(__u8 *buf, __u16 l3_proto)
 }
 
 /*
+ * The headers into the CRC, their variant fields masked: IP, UDP and BTH
+ * read in one load of a constant size per family (the verifier wants
+ * known lengths), into the callback's buffer, not the program's stack.
+ */
+static __always_inline long icrc_headers(struct icrc_walk *w, __u8 *buf,
+					 bool xdp)
+{
+	__u32 n;
+	long err;
+
+	if (w->l3_proto == ETH_P_IP)
+		err = xdp ? bpf_xdp_load_bytes(w->ctx, w->l3_off, buf + ICRC_LRH_LEN,
+					       ICRC_IP4_LEN + 8 + MRC_ICRC_BTH_LEN) :
+			bpf_skb_load_bytes(w->ctx, w->l3_off, buf + ICRC_LRH_LEN,
+					   ICRC_IP4_LEN + 8 + MRC_ICRC_BTH_LEN);
+	else
+		err = xdp ? bpf_xdp_load_bytes(w->ctx, w->l3_off, buf + ICRC_LRH_LEN,
+					       ICRC_IP6_LEN + 8 + MRC_ICRC_BTH_LEN) :
+			bpf_skb_load_bytes(w->ctx, w->l3_off, buf + ICRC_LRH_LEN,
+					   ICRC_IP6_LEN + 8 + MRC_ICRC_BTH_LEN);
+	if (err) {
+		w->err = 1;
+		return 1;
+	}
+	n = icrc_mask_headers(buf, w->l3_proto);
+	w->crc = crc32_bytes(w->crc, buf, n);
+	w->headers_done = 1;
+	return 0;
+}
+
+/*
+ * One step of the CRC: the headers first, then a chunk at a time. `xdp`
+ * is a constant at each caller: the helper of the other program type is
+ * compiled out, never seen by the verifier.
+ */
+static __always_inline long icrc_chunk(struct icrc_walk *w, bool xdp)
+{
+	__u8 buf[ICRC_SUM_MAX];
+	__u32 n;
+	long err;
+
+	if (!w->headers_done)
+		return icrc_headers(w, buf, xdp);
+	n = icrc_chunk_len(w);
+	if (n < 1 || n > ICRC_CHUNK)
+		return 1;
+	err = xdp ? bpf_xdp_load_bytes(w->ctx, w->off, buf, n)
+		  : bpf_skb_load_bytes(w->ctx, w->off, buf, n);
+	if (err) {
+		w->err = 1;
+		return 1;
+	}
+	w->crc = crc32_bytes(w->crc, buf, n);
+	w->off += n;
+	return 0;
+}
+
+/* bpf_loop callbacks, one per program type. */
+static long icrc_chunk_skb(__u32 index, void *data)
+{
+	return icrc_chunk(data, false);
+}
+
+static long icrc_chunk_xdp(__u32 index, void *data)
+{
+	return icrc_chunk(data, true);
+}
+
+/*
  * The ICRC of the packet whose UDP header is at l4->l4_off and whose
  * trailer is the last 4 bytes of its udp_len bytes. is_xdp picks the
  * loader. Returns 0 and the CRC in *out, or -1 (not IPv4 without options
@@ -343,37 +386,25 @@ static __always_inline int icrc_compute(void *ctx, int is_xdp,
 					const struct l4_info *l4,
 					__u32 udp_len, __u32 *out)
 {
-	__u8 hdr[ICRC_HDR_MAX];
-	__u32 ip_len = l4->l4_off - l4->l3_off, n;
-	struct icrc_walk w = { .ctx = ctx };
-	int err;
+	__u32 ip_len = l4->l4_off - l4->l3_off;
+	struct icrc_walk w = {
+		.ctx = ctx,
+		.crc = 0xffffffff,
+		.l3_off = l4->l3_off,
+		.l3_proto = l4->l3_proto,
+		.off = l4->l4_off + 8 + MRC_ICRC_BTH_LEN,
+		.end = l4->l4_off + udp_len - MRC_ICRC_LEN,
+	};
 
 	if (udp_len < 8 + MRC_ICRC_BTH_LEN + MRC_ICRC_LEN)
 		return -1;
 	if (l4->l3_proto == ETH_P_IP ? ip_len != ICRC_IP4_LEN :
 	    ip_len != ICRC_IP6_LEN)
 		return -1;
-	/* Constant sizes per family: the verifier wants known lengths. */
-	if (ip_len == ICRC_IP4_LEN)
-		err = is_xdp ? bpf_xdp_load_bytes(ctx, l4->l3_off, hdr + ICRC_LRH_LEN,
-						  ICRC_IP4_LEN + 8 + MRC_ICRC_BTH_LEN) :
-			bpf_skb_load_bytes(ctx, l4->l3_off, hdr + ICRC_LRH_LEN,
-					   ICRC_IP4_LEN + 8 + MRC_ICRC_BTH_LEN);
-	else
-		err = is_xdp ? bpf_xdp_load_bytes(ctx, l4->l3_off, hdr + ICRC_LRH_LEN,
-						  ICRC_IP6_LEN + 8 + MRC_ICRC_BTH_LEN) :
-			bpf_skb_load_bytes(ctx, l4->l3_off, hdr + ICRC_LRH_LEN,
-					   ICRC_IP6_LEN + 8 + MRC_ICRC_BTH_LEN);
-	if (err)
-		return -1;
-	n = icrc_mask_headers(hdr, l4->l3_proto);
-	w.crc = crc32_bytes(0xffffffff, hdr, n);
-
-	w.off = l4->l4_off + 8 + MRC_ICRC_BTH_LEN;
-	w.end = l4->l4_off + udp_len - MRC_ICRC_LEN;
-	n = (w.end - w.off) / ICRC_CHUNK + 1;
-	bpf_loop(n, is_xdp ? icrc_chunk_xdp : icrc_chunk_skb, &w, 0);
-	if (w.err || w.off != w.end)
+	/* One step for the headers, then the chunks. */
+	bpf_loop((w.end - w.off) / ICRC_CHUNK + 2,
+		 is_xdp ? icrc_chunk_xdp : icrc_chunk_skb, &w, 0);
+	if (w.err || !w.headers_done || w.off != w.end)
 		return -1;
 	*out = ~w.crc;
 	return 0;
@@ -451,6 +482,26 @@ static __always_inline int icrc_good_xdp(struct xdp_md *ctx,
 	icrc_to_wire(crc, want);
 	return want[0] == got[0] && want[1] == got[1] &&
 	       want[2] == got[2] && want[3] == got[3];
+}
+
+/*
+ * XDP: a control packet (SACK, NACK, PROBE) of a QP with `qp_flags`,
+ * whose UDP payload is `payload_len` bytes: `fixed` of them its headers.
+ * An ICRC QP's peer appends the ICRC behind them, as to its DATA, so a
+ * forged or corrupted acknowledgement changes nothing either; other QPs
+ * ask for none. MRC_DROP_NONE or MRC_DROP_BAD_ICRC.
+ */
+static __always_inline int icrc_check_ctrl(struct xdp_md *ctx,
+					   const struct l4_info *l4,
+					   __u32 qp_flags, __u32 payload_len,
+					   __u32 fixed)
+{
+	if (!(qp_flags & MRC_QP_F_ICRC))
+		return MRC_DROP_NONE;
+	if (payload_len < fixed + MRC_ICRC_LEN ||
+	    !icrc_good_xdp(ctx, l4, payload_len + sizeof(struct udphdr)))
+		return MRC_DROP_BAD_ICRC;
+	return MRC_DROP_NONE;
 }
 
 #endif /* MRC_BPF_ICRC_H */

@@ -274,4 +274,36 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 
+/*
+ * Does a control packet the QP sends (SACK, NACK, PROBE) carry an ICRC?
+ * Asked before spraying rewrites the packet (its pointers die): only an
+ * ICRC QP's own packets (its key; another process's are none of its
+ * business), which carry libmrc's 4 zero bytes at their end.
+ */
+static __always_inline int ctrl_wants_icrc(const struct mrc_pkt *pkt,
+					   __u32 slot)
+{
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+
+	return info && (info->flags & MRC_QP_F_ICRC) && is_own_packet(pkt, info);
+}
+
+/*
+ * The last step of such a packet, whatever way spraying went: its ICRC,
+ * now that the EV and the plane's addresses are final. SHOT and a counted
+ * drop when it cannot be written (the peer would drop it as corrupt).
+ */
+static __always_inline int finish_ctrl(struct __sk_buff *skb,
+				       const struct l4_info *l4, int icrc,
+				       int verdict)
+{
+	if (!icrc || verdict == TC_ACT_SHOT)
+		return verdict;
+	if (icrc_fill(skb, l4)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
+	return verdict;
+}
+
 #endif /* MRC_BPF_TC_SPRAY_H */

@@ -29,6 +29,8 @@
  *         control packets have DSCP 0), TTL / hop limit 64, lengths for
  *         the 24-byte UDP payload, IPv4 header checksum recomputed
  *   UDP   length 32, full checksum (pseudo-header included) recomputed
+ *   ICRC  for a QP with MRC_QP_F_ICRC: 4 more bytes, the NACK's ICRC
+ *         (UDP length 36), as the QP's peer expects on all its packets
  */
 #ifndef MRC_BPF_TRIM_NACK_H
 #define MRC_BPF_TRIM_NACK_H
@@ -42,6 +44,7 @@
 #include "mrc/stats.h"
 #include "mrc/parse.h"
 #include "mrc/xdp_rewrite.h"
+#include "mrc/icrc.h"
 
 /* handle_data() goes on with the packet: it is not a trimmed header. */
 #define TRIM_NOT_TRIMMED	(-1)
@@ -146,16 +149,16 @@ static __always_inline void trim_fill_nack(struct mrc_nack_pkt *n,
  * and, in *sum, the pseudo-header's addresses.
  */
 static __always_inline struct udphdr *trim_nack_ip4(void *data, void *end,
-						    __u32 *sum)
+						    __u32 *sum, __u32 udp_len)
 {
 	struct iphdr *ip = data + sizeof(struct ethhdr);
 	struct udphdr *udp = (void *)(ip + 1);
-	struct mrc_nack_pkt *n = (void *)(udp + 1);
 
-	if ((void *)(n + 1) > end)
+	/* udp_len is checked by its writers; the NACK's own bytes here. */
+	if ((void *)udp + TRIM_NACK_UDP_LEN > end)
 		return NULL;
 	ip->tos = 0;
-	ip->tot_len = bpf_htons(sizeof(*ip) + TRIM_NACK_UDP_LEN);
+	ip->tot_len = bpf_htons(sizeof(*ip) + udp_len);
 	ip->ttl = TRIM_NACK_TTL;
 	ip->check = 0;
 	ip->check = csum_fold32(trim_sum16(ip, sizeof(*ip) / 2));
@@ -166,19 +169,19 @@ static __always_inline struct udphdr *trim_nack_ip4(void *data, void *end,
 
 /* The same for IPv6: traffic class 0, payload length, hop limit 64. */
 static __always_inline struct udphdr *trim_nack_ip6(void *data, void *end,
-						    __u32 *sum)
+						    __u32 *sum, __u32 udp_len)
 {
 	struct ipv6hdr *ip6 = data + sizeof(struct ethhdr);
 	struct udphdr *udp = (void *)(ip6 + 1);
-	struct mrc_nack_pkt *n = (void *)(udp + 1);
 	__u8 *b = (__u8 *)ip6;
 
-	if ((void *)(n + 1) > end)
+	/* udp_len is checked by its writers; the NACK's own bytes here. */
+	if ((void *)udp + TRIM_NACK_UDP_LEN > end)
 		return NULL;
 	/* Traffic class 0, version and flow label kept. */
 	b[0] &= 0xf0;
 	b[1] &= 0x0f;
-	ip6->payload_len = bpf_htons(TRIM_NACK_UDP_LEN);
+	ip6->payload_len = bpf_htons(udp_len);
 	ip6->hop_limit = TRIM_NACK_TTL;
 	*sum = trim_sum16(&ip6->saddr, 16);
 	return udp;
@@ -186,23 +189,112 @@ static __always_inline struct udphdr *trim_nack_ip6(void *data, void *end,
 
 /*
  * The UDP header and the NACK behind it (the IP header's helper checked
- * they fit), with the full UDP checksum: `sum` brings the pseudo-header's
- * addresses.
+ * they fit), the checksum left for trim_nack_csum(): an ICRC QP's NACK
+ * gets its trailer first.
  */
 static __always_inline void trim_nack_udp(struct udphdr *udp,
 					  const struct trim_info *ti,
 					  const struct trim_dest *to,
-					  __u32 psn24, __u32 cack, __u32 sum)
+					  __u32 psn24, __u32 cack, __u32 udp_len)
 {
 	struct mrc_nack_pkt *n = (void *)(udp + 1);
 
 	/* Ports kept: source = the EV, destination = the MRC port. */
-	udp->len = bpf_htons(TRIM_NACK_UDP_LEN);
+	udp->len = bpf_htons(udp_len);
 	udp->check = 0;
 	trim_fill_nack(n, ti, to, psn24, cack);
-	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(TRIM_NACK_UDP_LEN);
+}
+
+/*
+ * The full UDP checksum: `sum` brings the pseudo-header's addresses. The
+ * ICRC trailer, when there is one, is 2 more words (the caller checked
+ * they are in the frame).
+ */
+static __always_inline void trim_nack_csum(struct udphdr *udp, __u32 sum,
+					   int icrc)
+{
+	__u32 udp_len = TRIM_NACK_UDP_LEN + (icrc ? MRC_ICRC_LEN : 0);
+
+	sum += bpf_htons(IPPROTO_UDP_) + bpf_htons(udp_len);
 	sum += trim_sum16(udp, TRIM_NACK_UDP_LEN / 2);
+	if (icrc)
+		sum += trim_sum16((void *)udp + TRIM_NACK_UDP_LEN, MRC_ICRC_LEN / 2);
 	udp->check = trim_udp_csum(sum);
+}
+
+/*
+ * An ICRC QP's NACK ends in its ICRC (bpf/mrc/icrc.h): computed over the
+ * NACK as built, which the UDP checksum then covers. 0, or -1 when the
+ * frame cannot be read back.
+ */
+static __always_inline int trim_nack_icrc(struct xdp_md *xdp,
+					  const struct l4_info *l4)
+{
+	const __u32 udp_len = TRIM_NACK_UDP_LEN + MRC_ICRC_LEN;
+	__u8 trailer[MRC_ICRC_LEN];
+	__u32 crc;
+
+	if (icrc_compute(xdp, 1, l4, udp_len, &crc))
+		return -1;
+	icrc_to_wire(crc, trailer);
+	return bpf_xdp_store_bytes(xdp, l4->l4_off + udp_len - MRC_ICRC_LEN,
+				   trailer, MRC_ICRC_LEN) ? -1 : 0;
+}
+
+/* The UDP header of the frame as rebuilt, with `len` bytes behind it, or NULL. */
+static __always_inline struct udphdr *trim_udp_at(struct xdp_md *xdp,
+						  const struct l4_info *l4,
+						  __u32 len)
+{
+	void *data = (void *)(long)xdp->data;
+	struct udphdr *udp = data + sizeof(struct ethhdr) +
+		(l4->l3_proto == ETH_P_IP ? sizeof(struct iphdr) :
+		 sizeof(struct ipv6hdr));
+
+	if ((void *)udp + len > (void *)(long)xdp->data_end)
+		return NULL;
+	return udp;
+}
+
+/*
+ * The frame rebuilt as the NACK: eth + IP + UDP + BTH + NACK, and the
+ * ICRC when `icrc`. Every packet pointer dies. 0 or -1.
+ */
+static __always_inline int trim_rebuild(struct xdp_md *xdp,
+					const struct l4_info *l4,
+					__u32 frame_len,
+					const struct trim_info *ti,
+					const struct trim_dest *to,
+					__u32 psn24, __u32 cack, int icrc)
+{
+	__u32 udp_len = TRIM_NACK_UDP_LEN + (icrc ? MRC_ICRC_LEN : 0), sum = 0;
+	int delta = (int)(l4->l4_off + udp_len) - (int)frame_len;
+	struct udphdr *udp;
+	void *data, *end;
+
+	if (delta > 0 || (delta && bpf_xdp_adjust_tail(xdp, delta)))
+		return -1;
+	data = (void *)(long)xdp->data;
+	end = (void *)(long)xdp->data_end;
+	if (l4->l3_proto == ETH_P_IP)
+		udp = trim_nack_ip4(data, end, &sum, udp_len);
+	else
+		udp = trim_nack_ip6(data, end, &sum, udp_len);
+	if (!udp)
+		return -1;
+	trim_nack_udp(udp, ti, to, psn24, cack, udp_len);
+	if (icrc) {
+		if (trim_nack_icrc(xdp, l4))
+			return -1;
+		/* The store invalidated every packet pointer. */
+		udp = trim_udp_at(xdp, l4, TRIM_NACK_UDP_LEN + MRC_ICRC_LEN);
+	} else {
+		udp = trim_udp_at(xdp, l4, TRIM_NACK_UDP_LEN);
+	}
+	if (!udp)
+		return -1;
+	trim_nack_csum(udp, sum, icrc);
+	return 0;
 }
 
 /*
@@ -216,13 +308,10 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 {
 	struct trim_info ti = {};
 	struct mrc_ctl_stats *cs;
-	struct udphdr *udp;
 	struct trim_dest to = { .qpn = info->remote_qpn, .key = info->peer_key };
-	__u32 psn24 = p->psn, cack, sum = 0;
-	__u32 l4_off, new_len;
-	void *data, *end;
+	__u32 psn24 = p->psn, cack, l4_off;
 	struct xdp_md *xdp = p->ctx;
-	int ret, delta;
+	int ret;
 
 	ret = trimmed_header(p, &ti);
 	if (ret == 0)
@@ -236,21 +325,9 @@ static __always_inline int answer_trimmed(struct mrc_pkt *p, __u32 slot,
 		return count_qp_drop(slot, MRC_DROP_MALFORMED);
 	cack = READ_ONCE(rx->cack);
 
-	/* Shrink to eth + IP + UDP + BTH + NACK; every packet pointer dies. */
-	new_len = l4_off + TRIM_NACK_UDP_LEN;
-	delta = (int)new_len - (int)(p->end - p->data);
-	if (delta > 0 || (delta && bpf_xdp_adjust_tail(xdp, delta)))
+	if (trim_rebuild(xdp, &p->l4, p->end - p->data, &ti, &to, psn24, cack,
+			 info->flags & MRC_QP_F_ICRC))
 		return count_qp_drop(slot, MRC_DROP_MALFORMED);
-	data = (void *)(long)xdp->data;
-	end = (void *)(long)xdp->data_end;
-
-	if (l4_off == sizeof(struct ethhdr) + sizeof(struct iphdr))
-		udp = trim_nack_ip4(data, end, &sum);
-	else
-		udp = trim_nack_ip6(data, end, &sum);
-	if (!udp)
-		return count_qp_drop(slot, MRC_DROP_MALFORMED);
-	trim_nack_udp(udp, &ti, &to, psn24, cack, sum);
 
 	cs = ctl_stats();
 	if (cs) {

@@ -151,10 +151,10 @@ enum mrc_qp_create_flags {
 	MRC_QP_INTEROP_NO_KEY	= 1 << 0,
 	/*
 	 * RoCEv2 invariant CRC (docs/WIRE.md section 12), for a peer (a NIC)
-	 * that requires it: every DATA packet carries a 4-byte ICRC trailer,
-	 * filled by the fast path after the EV is chosen, and DATA from the
-	 * peer without a good one is dropped (drop reason bad_icrc). Both
-	 * ends must agree. Its packets go one per datagram (no UDP GSO
+	 * that requires it: every DATA, SACK, NACK and PROBE packet carries
+	 * a 4-byte ICRC trailer, filled by the fast path after the EV is
+	 * chosen, and such a packet from the peer without a good one is
+	 * dropped (drop reason bad_icrc). Both ends must agree. Its packets go one per datagram (no UDP GSO
 	 * bursts: a burst's segments cannot carry an ICRC each).
 	 */
 	MRC_QP_ICRC		= 1 << 1,

@@ -5,7 +5,8 @@
 # the NACK into a resend, and the transfer completes with its data
 # verified. Once with plane 1's spines as the bottleneck (trimmed mid-path,
 # DSCP 0x2C: NACK TRIMMED), once more over IPv6, once with h2's plane-1
-# access link (trimmed at the last hop, DSCP 0x2D: NACK TRIMMED_LASTHOP).
+# access link (trimmed at the last hop, DSCP 0x2D: NACK TRIMMED_LASTHOP),
+# and there once more with ICRC QPs (the NACK carries its ICRC).
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=trm lab_up --hosts 2 --planes 2 --spines 2
@@ -39,14 +40,21 @@ lab_trims() {
 	jq "[.links[] | select(.name | test(\"$2\")) | .trimmed] | add" "$tmp/$1.lab.json"
 }
 
-# run_trimmed PHASE [BYTES]: a transfer through the trimming bottleneck;
-# sets the counters it measured.
+# bad_icrc HOST: XDP's bad_icrc drops on HOST, summed over CPUs.
+bad_icrc() {
+	lab exec "$1" bpftool map dump pinned /sys/fs/bpf/mrc/mrc_drops |
+		jq '[.[0].values[] | .value.bad_icrc] | add'
+}
+
+# run_trimmed PHASE [BYTES [CLIENT_ARGS...]]: a transfer through the
+# trimming bottleneck; sets the counters it measured.
 run_trimmed() {
 	local phase=$1 bytes=${2:-128m}
+	shift $(($# < 2 ? $# : 2))
 	lab stats --reset
 	snapshot "$phase.0"
 	check "$bytes through the trimming bottleneck, verified" \
-		client --size 1m --bytes "$bytes" --depth "$DEPTH" --verify
+		client --size 1m --bytes "$bytes" --depth "$DEPTH" --verify "$@"
 	check "verified" eq "$(cj .verified)" true
 	sleep 0.2
 	snapshot "$phase.1"
@@ -109,5 +117,18 @@ check "no trims in the core" eq "$core_trims" 0
 check "the responder's XDP answered trims" between "$NACKS" 1 "$trimmed"
 check "all of them last-hop" eq "$LASTHOP" "$NACKS"
 check "the requester's XDP counted the NACKs" between "$RX_NACK" 1 "$NACKS"
+end
+
+# ICRC QPs: the NACK XDP builds for a trimmed header carries the NACK's
+# own ICRC, which the requester's XDP checks before it acts on it.
+begin trim.icrc_nacks_checked
+icrc0=$(bad_icrc h1)
+run_trimmed icrc 64m --icrc
+icrc1=$(bad_icrc h1)
+echo "    ICRC: $(cj .gbps) Gb/s; h2 XDP sent $NACKS trim NACKs; h1 XDP took" \
+	"$RX_NACK, bad ICRC drops $((icrc1 - icrc0))" >&2
+check "the responder's XDP answered trims" between "$NACKS" 1 100000000
+check "the requester's XDP took the NACKs" between "$RX_NACK" 1 "$NACKS"
+check "no NACK failed its ICRC" eq "$((icrc1 - icrc0))" 0
 lab fault p1-h2 clear
 end

@@ -186,6 +186,8 @@ static void fill_info(struct fz_rng *r, int i, struct mrc_qp_info *q)
 	q->sock_port = (__u16)(SOCK_PORT + i);
 	q->n_peer_addrs = (__u8)n_addrs;
 	q->ev_format = fz_chance(r, 1, 3) ? MRC_EVF_STEV : MRC_EVF_UDP;
+	/* An ICRC QP: TC writes trailers, XDP checks them and builds one. */
+	q->flags = fz_chance(r, 1, 4) ? MRC_QP_F_ICRC : 0;
 	q->n_evs = fz_chance(r, 1, 20) ? 0 : 1 + fz_below(r, MRC_MAX_EVS);
 	if (fz_chance(r, 1, 2))
 		mapped4(q->peer_addrs[0], peer4);

@@ -56,6 +56,9 @@
  *                     trailer: XDP checks the RoCEv2 ICRC (CRC-32 over
  *                     the 1,076 bytes after Ethernet), TC computes and
  *                     writes it (bpf/mrc/icrc.h).
+ *   mrc_xdp_rx_sack_icrc  the SACK on that QP, its ICRC behind it: the
+ *                     same steady state as mrc_xdp_rx_sack's ns_per_sack,
+ *                     plus the check over its 96 bytes after Ethernet.
  *   xdp_pass, tc_pass the trivial programs, on the DATA packets.
  *
  * Each figure is the median of --batches batches of --repeat runs. After
@@ -131,6 +134,9 @@ static void usage(FILE *f)
 "                    (ns_first_sack_wakeup: waking the event ring's reader)\n"
 "  mrc_xdp_rx_other  mrc_xdp_rx on a non-MRC packet (early XDP_PASS)\n"
 "  mrc_tc_tx_data    mrc_tc_tx on an outgoing DATA packet: EV stamping\n"
+"  mrc_xdp_rx_data_icrc, mrc_tc_tx_data_icrc, mrc_xdp_rx_sack_icrc\n"
+"                    the same DATA and SACK on a QP with the RoCEv2 ICRC:\n"
+"                    checked by XDP, computed and written by TC\n"
 "  xdp_pass, tc_pass the trivial programs\n"
 "\n"
 "Options:\n"
@@ -206,8 +212,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 static __u8 data_pkt[PKT_MAX], sack_pkt[PKT_MAX], other_pkt[PKT_MAX], tc_pkt[PKT_MAX];
 static size_t data_len, sack_len, other_len, tc_len;
-static __u8 data_icrc_pkt[PKT_MAX], tc_icrc_pkt[PKT_MAX];
-static size_t data_icrc_len, tc_icrc_len;
+static __u8 data_icrc_pkt[PKT_MAX], tc_icrc_pkt[PKT_MAX], sack_icrc_pkt[PKT_MAX];
+static size_t data_icrc_len, tc_icrc_len, sack_icrc_len;
 
 /* The SACK's state as set up, written back before each batch. */
 static struct mrc_tx_state pristine_tx;
@@ -290,12 +296,29 @@ static size_t icrc_frame(__u8 *buf, const struct hdrs *h, const struct data_spec
 	return len;
 }
 
+/* The scene's SACK as an ICRC QP's peer sends it, its ICRC behind. */
+static size_t sack_icrc_frame(__u8 *buf, const struct hdrs *h)
+{
+	struct sack_spec s = sspec(SACK_CACK, SACK_BITMAP);
+	__u8 m[PKT_MAX];
+	size_t mlen, len;
+
+	s.psn = SACK_TRIGGER;
+	mlen = build_sack(m, &s);
+	memset(m + mlen, 0, MRC_ICRC_LEN);
+	len = build_udp(h, m, mlen + MRC_ICRC_LEN, buf);
+	icrc_put_trailer(buf, icrc_ref(buf));
+	udp_csum_fill(buf);
+	return len;
+}
+
 static void build_icrc_packets(void)
 {
 	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, DATA_PSN, PAYLOAD);
 	struct hdrs h = rx4();
 
 	data_icrc_len = icrc_frame(data_icrc_pkt, &h, &d);
+	sack_icrc_len = sack_icrc_frame(sack_icrc_pkt, &h);
 	h = tx4();
 	d = dspec(MRC_OP_WRITE_ONLY, TC_PSN, PAYLOAD);
 	d.dqpn = REMOTE_QPN;
@@ -438,8 +461,8 @@ static void expect_no_drops(const char *name)
 
 /* ---- measurements --------------------------------------------------------------- */
 
-enum meas_id { M_DATA, M_SACK, M_OTHER, M_TC, M_DATA_ICRC, M_TC_ICRC, M_XDP_PASS,
-	       M_TC_PASS, M_N };
+enum meas_id { M_DATA, M_SACK, M_OTHER, M_TC, M_DATA_ICRC, M_TC_ICRC, M_SACK_ICRC,
+	       M_XDP_PASS, M_TC_PASS, M_N };
 
 struct meas {
 	const char *key;	/* JSON name */
@@ -467,6 +490,8 @@ static struct meas meas[M_N] = {
 			  "ns_per_packet", 0, XDP_PASS },
 	[M_TC_ICRC] = { "mrc_tc_tx_data_icrc", "mrc_tc_tx", "DATA, ICRC filled (TC_ACT_OK)",
 			"ns_per_packet", 1, TC_ACT_OK },
+	[M_SACK_ICRC] = { "mrc_xdp_rx_sack_icrc", "mrc_xdp_rx", "SACK, ICRC checked (XDP_DROP)",
+			  "ns_per_sack", 0, XDP_DROP },
 	[M_XDP_PASS] = { "xdp_pass", "xdp_pass", "DATA, returns XDP_PASS",
 			 "ns_per_packet", 0, XDP_PASS },
 	[M_TC_PASS] = { "tc_pass", "tc_pass", "DATA, returns TC_ACT_OK",
@@ -567,6 +592,21 @@ static void one_batch(enum meas_id id, __u32 repeat, __u32 b)
 		expect_run(m->key, r, 1, m->verdict);
 		if (icrc_of_trailer(r->out) != icrc_ref(r->out))
 			die("%s: the ICRC TC wrote is wrong", m->key);
+		break;
+	case M_SACK_ICRC:
+		reset_sack_state(1);
+		before = read_qp_stats(SLOT);
+		set_icrc(1);
+		run_prog(bpf_program__fd(skel->progs.mrc_xdp_rx), sack_icrc_pkt,
+			 sack_icrc_len, repeat, r);
+		set_icrc(0);
+		expect_run(m->key, r, 0, m->verdict);
+		after = read_qp_stats(SLOT);
+		expect_count(m->key, "qp_stats.rx_sack", after.rx_sack - before.rx_sack,
+			     repeat);
+		expect_count(m->key, "qp_stats.completions",
+			     after.completions - before.completions, 2);
+		expect_no_drops(m->key);
 		break;
 	case M_XDP_PASS:
 		run_prog(bpf_program__fd(triv->progs.xdp_pass), data_pkt, data_len, repeat, r);

@@ -54,10 +54,26 @@ struct rx_batch {
  */
 #define ACK_BATCH	64
 
+/*
+ * A SACK as it leaves, with room for the ICRC an ICRC QP's packets end
+ * in: TC writes it there once the EV and the plane are final
+ * (bpf/mrc/icrc.h). Other QPs' SACKs go without those 4 bytes.
+ */
+struct sack_out {
+	struct mrc_sack_pkt pkt;
+	uint8_t icrc_room[MRC_ICRC_LEN];
+};
+
+/* The same for a NACK. */
+struct nack_out {
+	struct mrc_nack_pkt pkt;
+	uint8_t icrc_room[MRC_ICRC_LEN];
+};
+
 struct ack_batch {
 	int n;
 	struct mrc_qp *qp[ACK_BATCH];	/* whose SACK: counted when it went */
-	struct mrc_sack_pkt pkt[ACK_BATCH];
+	struct sack_out out[ACK_BATCH];
 	struct sockaddr_in6 to[ACK_BATCH];
 	struct iovec iov[ACK_BATCH];
 	struct mmsghdr msgs[ACK_BATCH];
@@ -180,8 +196,14 @@ void mrc_rx_close(struct mrc_context *ctx)
 	ctx->ack_batch = NULL;
 }
 
+/* How many bytes a control packet of `len` takes on the QP's wire. */
+static size_t ctrl_len(const struct mrc_qp *qp, size_t len)
+{
+	return len + (mrc_qp_icrc(qp) ? MRC_ICRC_LEN : 0);
+}
+
 /* A slot for one more SACK of the round, or NULL (then it goes alone). */
-static struct mrc_sack_pkt *ack_slot(struct mrc_qp *qp)
+static struct sack_out *ack_slot(struct mrc_qp *qp)
 {
 	struct mrc_context *ctx = qp->ctx;
 	struct ack_batch *b = ctx->ack_batch;
@@ -197,18 +219,22 @@ static struct mrc_sack_pkt *ack_slot(struct mrc_qp *qp)
 	m = b->n++;
 	b->qp[m] = qp;
 	b->to[m] = *to;
-	b->iov[m] = (struct iovec){ .iov_base = &b->pkt[m], .iov_len = sizeof(b->pkt[m]) };
+	memset(b->out[m].icrc_room, 0, MRC_ICRC_LEN);
+	b->iov[m] = (struct iovec){
+		.iov_base = &b->out[m],
+		.iov_len = ctrl_len(qp, sizeof(b->out[m].pkt)),
+	};
 	memset(&b->msgs[m], 0, sizeof(b->msgs[m]));
 	b->msgs[m].msg_hdr.msg_name = &b->to[m];
 	b->msgs[m].msg_hdr.msg_namelen = sizeof(b->to[m]);
 	b->msgs[m].msg_hdr.msg_iov = &b->iov[m];
 	b->msgs[m].msg_hdr.msg_iovlen = 1;
-	return &b->pkt[m];
+	return &b->out[m];
 }
 
 static void send_sack(struct mrc_qp *qp)
 {
-	struct mrc_sack_pkt pkt, *slot;
+	struct sack_out alone = { 0 }, *slot;
 	uint32_t first = qp->rcv_cack + 1, off = 0;
 	uint64_t bits;
 
@@ -234,7 +260,7 @@ static void send_sack(struct mrc_qp *qp)
 	bits = sack_bitmap(qp, first + off);
 
 	slot = ack_slot(qp);
-	mrc_wire_sack(slot ? slot : &pkt, &(struct mrc_sack_fields){
+	mrc_wire_sack(slot ? &slot->pkt : &alone.pkt, &(struct mrc_sack_fields){
 		.bitmap = bits, .dqpn = qp->attr.dest_qpn, .psn = qp->trigger.psn,
 		.cack = qp->rcv_cack, .ev = qp->trigger.ev,
 		.rcv_bytes = (uint32_t)(qp->rcv_bytes >> 8), .key = mrc_qp_dest_key(qp),
@@ -242,7 +268,8 @@ static void send_sack(struct mrc_qp *qp)
 		.ooo_count = (uint16_t)qp->ooo_count, .hold = trigger_hold(qp),
 		.m = qp->trigger.m,
 	});
-	if (!slot && !send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+	if (!slot && !send_ctrl(qp->ctx, reply_to(qp), &alone,
+				ctrl_len(qp, sizeof(alone.pkt))))
 		qp->counters.sacks_sent++;
 	if (qp->acks_requested > 1)
 		qp->counters.sacks_coalesced += qp->acks_requested - 1;
@@ -255,7 +282,7 @@ static void send_sack(struct mrc_qp *qp)
 static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 		      uint8_t reason)
 {
-	struct mrc_nack_pkt pkt;
+	struct nack_out out = { 0 };
 	struct mrc_nack_fields f = {
 		.dqpn = qp->attr.dest_qpn, .psn = p->psn24, .cack = qp->rcv_cack,
 		.ev = ntohs(p->from->sin6_port), .key = mrc_qp_dest_key(qp),
@@ -269,8 +296,8 @@ static void send_nack(struct mrc_qp *qp, const struct rx_pkt *p,
 		f.m = MRC_M_ALWAYS_SKIP;
 		qp->trigger.m = MRC_M_NONE;
 	}
-	mrc_wire_nack(&pkt, &f);
-	if (!send_ctrl(qp->ctx, reply_to(qp), &pkt, sizeof(pkt)))
+	mrc_wire_nack(&out.pkt, &f);
+	if (!send_ctrl(qp->ctx, reply_to(qp), &out, ctrl_len(qp, sizeof(out.pkt))))
 		qp->counters.nacks_sent++;
 }
 
