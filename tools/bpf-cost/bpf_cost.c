@@ -282,11 +282,9 @@ static void fill_send_log(void)
 	write_log();
 }
 
-/* DATA as an ICRC QP sends it: payload, then a 4-byte trailer. */
-static size_t icrc_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d)
+/* MRC bytes m (mlen) as an ICRC QP sends them: its ICRC behind them. */
+static size_t with_icrc(__u8 *buf, const struct hdrs *h, __u8 *m, size_t mlen)
 {
-	__u8 m[PKT_MAX];
-	size_t mlen = build_data(m, d);
 	size_t len;
 
 	memset(m + mlen, 0, MRC_ICRC_LEN);
@@ -296,20 +294,22 @@ static size_t icrc_frame(__u8 *buf, const struct hdrs *h, const struct data_spec
 	return len;
 }
 
+/* DATA as an ICRC QP sends it: payload, then a 4-byte trailer. */
+static size_t icrc_frame(__u8 *buf, const struct hdrs *h, const struct data_spec *d)
+{
+	__u8 m[PKT_MAX];
+
+	return with_icrc(buf, h, m, build_data(m, d));
+}
+
 /* The scene's SACK as an ICRC QP's peer sends it, its ICRC behind. */
 static size_t sack_icrc_frame(__u8 *buf, const struct hdrs *h)
 {
 	struct sack_spec s = sspec(SACK_CACK, SACK_BITMAP);
 	__u8 m[PKT_MAX];
-	size_t mlen, len;
 
 	s.psn = SACK_TRIGGER;
-	mlen = build_sack(m, &s);
-	memset(m + mlen, 0, MRC_ICRC_LEN);
-	len = build_udp(h, m, mlen + MRC_ICRC_LEN, buf);
-	icrc_put_trailer(buf, icrc_ref(buf));
-	udp_csum_fill(buf);
-	return len;
+	return with_icrc(buf, h, m, build_sack(m, &s));
 }
 
 static void build_icrc_packets(void)
