@@ -627,10 +627,17 @@ static int check_tx(struct mfi_ep *ep)
 	return 0;
 }
 
+/*
+ * libmrc sends what is posted when it is polled: poll once now, so that
+ * an operation goes out even if the application does not read its CQ
+ * again soon (fi_inject, or a last send before it waits on something
+ * else). Something is in flight now, so the poll does not sleep.
+ */
 static ssize_t queue_op(struct mfi_ep *ep, struct mfi_op *op)
 {
 	op_link(ep, op);
 	push_ops(ep);
+	mfi_progress(ep->dom);
 	return 0;
 }
 
