@@ -249,6 +249,7 @@ static struct fi_ops pep_fi_ops = {
 	.close = pep_close,
 	.bind = pep_bind,
 	.control = no_control,
+	.ops_open = mfi_no_ops_open,
 };
 
 static int pep_setname(fid_t fid, void *addr, size_t addrlen)

@@ -52,6 +52,7 @@ static struct fi_ops mr_fi_ops = {
 	.close = mr_close,
 	.bind = mr_bind,
 	.control = mr_control,
+	.ops_open = mfi_no_ops_open,
 };
 
 /*
@@ -388,7 +389,7 @@ static struct fi_ops cq_fi_ops = {
 	.close = cq_close,
 	.bind = mr_bind,
 	.control = cq_control,
-	.ops_open = NULL,
+	.ops_open = mfi_no_ops_open,
 };
 
 static struct fi_ops_cq cq_ops = {
@@ -501,6 +502,8 @@ static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = mr_bind,
+	.ops_open = mfi_no_ops_open,
+	.control = mfi_no_control,
 };
 
 static int no_av_open(struct fid_domain *d, struct fi_av_attr *a,

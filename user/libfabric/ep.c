@@ -287,6 +287,7 @@ static struct fi_ops ep_fi_ops = {
 	.close = ep_close,
 	.bind = ep_bind,
 	.control = ep_control,
+	.ops_open = mfi_no_ops_open,
 };
 
 /* ---- endpoint ops (options, sizes) --------------------------------------- */

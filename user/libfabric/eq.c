@@ -273,6 +273,7 @@ static struct fi_ops eq_fi_ops = {
 	.close = eq_close,
 	.bind = eq_bind,
 	.control = eq_control,
+	.ops_open = mfi_no_ops_open,
 };
 
 static struct fi_ops_eq eq_ops = {

@@ -250,6 +250,10 @@ struct mfi_ep {
 /* ---- calls between files ------------------------------------------------- */
 
 /* prov.c */
+int mfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+int mfi_no_control(struct fid *fid, int command, void *arg);
+int mfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 uint64_t mfi_now_ns(void);
 int mfi_fabric_ctx(struct mfi_fabric *fab);
 int mfi_errno_to_fi(int err);

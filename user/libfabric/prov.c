@@ -72,17 +72,35 @@ static int no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 	return -FI_ENOSYS;
 }
 
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		       void **ops, void *context)
+/*
+ * libfabric's inline wrappers (fi_open_ops, fi_control, fi_bind) call
+ * through these pointers unchecked: every fi_ops table fills them.
+ */
+int mfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context)
 {
 	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int mfi_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int mfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
 	return -FI_ENOSYS;
 }
 
 static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fabric_close,
-	.ops_open = no_ops_open,
+	.bind = mfi_no_bind,
+	.control = mfi_no_control,
+	.ops_open = mfi_no_ops_open,
 };
 
 static struct fi_ops_fabric fabric_ops = {
