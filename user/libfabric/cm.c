@@ -714,7 +714,8 @@ void mfi_check_peer_alive(struct mfi_ep *ep)
 		mfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep.fid, NULL, NULL, 0);
 		return;
 	}
-	mfi_ep_fail(ep, FI_ECONNRESET, 0);
+	/* Its requests are flushed, as by a QP gone to ERROR. */
+	mfi_ep_fail(ep, FI_ECONNRESET, MRC_WC_WR_FLUSH_ERR);
 }
 
 void mfi_cm_progress(struct mfi_fabric *fab, struct mfi_eq *eq)

@@ -341,7 +341,8 @@ static int cq_signal(struct fid_cq *fid)
 static const char *cq_strerror(struct fid_cq *fid, int prov_errno,
 			       const void *err_data, char *buf, size_t len)
 {
-	const char *s = mrc_wc_status_str((enum mrc_wc_status)prov_errno);
+	const char *s = prov_errno ? mrc_wc_status_str((enum mrc_wc_status)prov_errno) :
+			"no MRC completion status (see err)";
 
 	(void)fid; (void)err_data;
 	if (!s)

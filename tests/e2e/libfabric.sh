@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The libfabric provider `mrc` (build/libfabric/libmrc-fi.so) end to end,
+# with libfabric's own stock client fi_pingpong between two lab hosts:
+# fi_info lists it (and ofi_rxm layered on it), fi_pingpong runs every
+# size 0 B..6 MiB with its data checked (-c) over FI_EP_MSG (`mrc`) and
+# FI_EP_RDM (`mrc;ofi_rxm`), beside `tcp` and `tcp;ofi_rxm` in the same
+# run (a table of usec/xfer, docs/LIBFABRIC.md), and a server killed in
+# the middle of a run ends the client with a CQ error instead of a hang.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v fi_pingpong > /dev/null || ! command -v fi_info > /dev/null; then
+	skip libfabric.stock_clients "fi_pingpong/fi_info missing (package libfabric-bin)"
+	exit 0
+fi
+FI_PROV_DIR="$ROOT/build/libfabric"
+[ -f "$FI_PROV_DIR/libmrc-fi.so" ] || { echo "build/libfabric/libmrc-fi.so missing: make" >&2; exit 1; }
+export FI_PROVIDER_PATH="$FI_PROV_DIR"
+
+LAB_PREFIX=lfab lab_up --hosts 2 --planes 2 --spines 2
+tmp=$(mktemp -d)
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+lab agent start > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
+H2=$(lab addr h2 1)
+PORT=47600
+
+# pingpong NAME PROVIDER EPTYPE [ARGS]: server on h2, client on h1, both
+# checked; the client's table in $tmp/NAME.out. Each run gets its own
+# control port (a killed server's may linger).
+pingpong() {
+	local name=$1 prov=$2 ep=$3 spid rc src
+	shift 3
+	PORT=$((PORT + 1))
+	"$LAB_CMD" exec --name "$LAB" h2 timeout 120 fi_pingpong -p "$prov" -e "$ep" \
+		-B "$PORT" "$@" > "$tmp/$name.srv" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	sleep 0.3
+	"$LAB_CMD" exec --name "$LAB" h1 timeout 120 fi_pingpong -p "$prov" -e "$ep" \
+		-P "$PORT" "$@" "$H2" > "$tmp/$name.out" 2>&1
+	rc=$?
+	wait "$spid"
+	src=$?
+	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "    $name: client exit $rc, server exit $src" >&2
+		sed 's/^/    client: /' "$tmp/$name.out" | tail -5 >&2
+		sed 's/^/    server: /' "$tmp/$name.srv" | tail -5 >&2
+		return 1
+	fi
+}
+
+# every_size_acked FILE: lines for 1 B, 64 B, 4 KiB, 64 KiB and 1 MiB,
+# each with as many acks as sends ("=N"); none short.
+every_size_acked() {
+	local s
+	for s in 1 64 4k 64k 1m; do
+		grep -Eq "^$s +[0-9k]+ +=[0-9k]+ " "$1" || { echo "    no acked line for $s in $1" >&2; return 1; }
+	done
+	! grep -Eq '^[0-9.]+[kmg]? +[0-9k]+ +[-+]' "$1" || { echo "    unacked sends in $1" >&2; return 1; }
+}
+
+begin libfabric.fi_info_lists_mrc
+fi_info -p mrc > "$tmp/info" 2>&1
+check "fi_info -p mrc lists provider mrc" grep -q '^provider: mrc$' "$tmp/info"
+check "an FI_EP_MSG endpoint" grep -q 'type: FI_EP_MSG' "$tmp/info"
+fi_info -p "mrc;ofi_rxm" -t FI_EP_RDM > "$tmp/info.rxm" 2>&1
+check "ofi_rxm layers FI_EP_RDM on it" grep -q '^provider: mrc;ofi_rxm$' "$tmp/info.rxm"
+fi_info -p mrc -t FI_EP_MSG -v > "$tmp/info.v" 2>&1
+check "it claims no tagged messages of its own" eq "$(grep -c 'FI_TAGGED' "$tmp/info.v")" 0
+end
+
+begin libfabric.pingpong_mrc_msg
+check "fi_pingpong -p mrc -e msg -S all -c" pingpong mrc-msg mrc msg -S all -c
+check "1 B .. 1 MiB acked, data checked" every_size_acked "$tmp/mrc-msg.out"
+end
+
+begin libfabric.pingpong_mrc_rxm_rdm
+check "fi_pingpong -p 'mrc;ofi_rxm' -e rdm -S all -c" pingpong mrc-rdm "mrc;ofi_rxm" rdm -S all -c
+check "1 B .. 1 MiB acked, data checked" every_size_acked "$tmp/mrc-rdm.out"
+end
+
+begin libfabric.pingpong_tcp_baselines
+check "fi_pingpong -p tcp -e msg" pingpong tcp-msg tcp msg -S all -c
+check "fi_pingpong -p 'tcp;ofi_rxm' -e rdm" pingpong tcp-rdm "tcp;ofi_rxm" rdm -S all -c
+check "tcp: every size acked" every_size_acked "$tmp/tcp-msg.out"
+check "tcp;ofi_rxm: every size acked" every_size_acked "$tmp/tcp-rdm.out"
+end
+
+# The table docs/LIBFABRIC.md shows: usec per transfer (half a round trip).
+{
+	printf '    %-8s %12s %14s %12s %14s   (usec/xfer)\n' bytes mrc-msg "mrc;ofi_rxm" tcp-msg "tcp;ofi_rxm"
+	for s in 1 64 1k 4k 64k 256k 1m 4m; do
+		row=()
+		for f in mrc-msg mrc-rdm tcp-msg tcp-rdm; do
+			row+=("$(awk -v s="$s" '$1 == s { print $7 }' "$tmp/$f.out" 2> /dev/null)")
+		done
+		printf '    %-8s %12s %14s %12s %14s\n' "$s" "${row[@]}"
+	done
+} >&2
+
+# A peer that dies: the server is killed in the middle of 1 MiB messages;
+# the client's pending receive must end in a CQ error (the side channel
+# closed without a BYE fails the QP), not wait forever.
+begin libfabric.peer_killed_cq_error
+PORT=$((PORT + 1))
+"$LAB_CMD" exec --name "$LAB" h2 fi_pingpong -p mrc -e msg -B "$PORT" -S 1048576 -I 100000 \
+	> "$tmp/kill.srv" 2>&1 &
+spid=$!
+BG_PIDS+=("$spid")
+sleep 0.3
+"$LAB_CMD" exec --name "$LAB" h1 timeout 60 fi_pingpong -p mrc -e msg -P "$PORT" \
+	-S 1048576 -I 100000 "$H2" > "$tmp/kill.out" 2>&1 &
+cpid=$!
+BG_PIDS+=("$cpid")
+sleep 2
+kill -9 "$spid" 2> /dev/null
+t0=$(date +%s%N)
+wait "$cpid"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "    client ended ${ms} ms after the server was killed (exit $rc):" \
+	"$(grep -m1 -E 'cq_readerr|error' "$tmp/kill.out")" >&2
+check "the client failed (not success, not the 60 s timeout)" between "$rc" 1 123
+check "with a CQ error entry" grep -q 'cq_readerr' "$tmp/kill.out"
+check "within 5 s" between "$ms" 0 5000
+end
