@@ -358,6 +358,8 @@ install: all lib
 	install -m 0644 include/mrc/*.h $(DESTDIR)$(INCLUDEDIR)/mrc/
 	install -m 0644 $(LIBMRC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(LIBMRC_SO) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/libfabric
+	install -m 0644 $(FI_PROV) $(DESTDIR)$(LIBDIR)/libfabric/
 	ln -sfn libmrc.so.$(LIBMRC_SOVERSION) $(DESTDIR)$(LIBDIR)/libmrc.so
 	$(subst_dirs) packaging/mrc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mrc.pc
 	$(subst_dirs) packaging/mrcd.service.in > $(DESTDIR)$(UNITDIR)/mrcd.service
