@@ -93,9 +93,10 @@ ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
 QP_FILL_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-qp-fill/*.c))
 HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
 ICRC_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-icrc-check/*.c))
+FI_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-fi-check/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
 		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps \
-		$(BUILD)/tests/mrc-icrc-check
+		$(BUILD)/tests/mrc-icrc-check $(BUILD)/tests/mrc-fi-check
 
 # The libfabric provider (user/libfabric/, rules below "the libfabric provider").
 FI_PROV      := $(BUILD)/libfabric/libmrc-fi.so
@@ -260,6 +261,8 @@ $(BUILD)/tests/mrc-hold-qps: $(HOLD_QPS_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-icrc-check: $(ICRC_CHECK_OBJS)
 	$(Q)$(call link,)
+$(BUILD)/tests/mrc-fi-check: $(FI_CHECK_OBJS)
+	$(Q)$(call link,$(FABRIC_LIBS))
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)

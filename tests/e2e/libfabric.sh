@@ -4,8 +4,9 @@
 # fi_info lists it (and ofi_rxm layered on it), fi_pingpong runs every
 # size 0 B..6 MiB with its data checked (-c) over FI_EP_MSG (`mrc`) and
 # FI_EP_RDM (`mrc;ofi_rxm`), beside `tcp` and `tcp;ofi_rxm` in the same
-# run (a table of usec/xfer, docs/LIBFABRIC.md), and a server killed in
-# the middle of a run ends the client with a CQ error instead of a hang.
+# run (a table of usec/xfer, docs/LIBFABRIC.md); RMA, CM data and error
+# entries with tests/tools/mrc-fi-check; and a server killed in the middle
+# of a run ends the client with a CQ error instead of a hang.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v fi_pingpong > /dev/null || ! command -v fi_info > /dev/null; then
@@ -96,6 +97,31 @@ end
 		printf '    %-8s %12s %14s %12s %14s\n' "$s" "${row[@]}"
 	done
 } >&2
+
+# What fi_pingpong leaves out (tests/tools/mrc-fi-check): reject with
+# CM data, CM data both ways, 1 MiB fi_write placed, fi_writedata's CQ
+# data, 1 MiB fi_read, a read with a wrong key as a CQ error FI_EACCES,
+# and FI_SHUTDOWN at the peer after fi_shutdown.
+begin libfabric.rma_cm_errors
+PORT=$((PORT + 1))
+"$LAB_CMD" exec --name "$LAB" h2 timeout 60 "$ROOT/build/tests/mrc-fi-check" server "$PORT" \
+	> "$tmp/check.srv" 2>&1 &
+spid=$!
+BG_PIDS+=("$spid")
+for ((i = 0; i < 50; i++)); do grep -q ready "$tmp/check.srv" && break; sleep 0.1; done
+"$LAB_CMD" exec --name "$LAB" h1 timeout 60 "$ROOT/build/tests/mrc-fi-check" client "$H2" "$PORT" \
+	> "$tmp/check.cli" 2>&1
+check "mrc-fi-check client" eq "$?" 0
+wait "$spid"
+check "mrc-fi-check server" eq "$?" 0
+for c in reject connected_data write_placed read read_bad_key read_after_error; do
+	check "client: $c" grep -qx "ok $c" "$tmp/check.cli"
+done
+for c in connreq_data writedata shutdown_event; do
+	check "server: $c" grep -qx "ok $c" "$tmp/check.srv"
+done
+grep -h FAIL "$tmp/check.cli" "$tmp/check.srv" | sed 's/^/    /' >&2
+end
 
 # A peer that dies: the server is killed in the middle of 1 MiB messages;
 # the client's pending receive must end in a CQ error (the side channel

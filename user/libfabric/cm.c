@@ -685,6 +685,7 @@ int mfi_ep_shutdown(struct fid_ep *fid, uint64_t flags)
 
 	(void)flags;
 	mfi_lock(ep->dom->fab);
+	bye.psn = ep->cr.tx_seq;
 	if (ep->fd >= 0 && ep->state == MFI_EP_CONNECTED) {
 		mfi_send_cm(ep->fd, &bye);
 		ep->state = MFI_EP_SHUTDOWN;
@@ -693,6 +694,24 @@ int mfi_ep_shutdown(struct fid_ep *fid, uint64_t flags)
 	}
 	mfi_unlock(ep->dom->fab);
 	return 0;
+}
+
+/*
+ * A BYE overtakes the peer's last fragments (TCP versus MRC): report
+ * FI_SHUTDOWN only once every fragment it wrote arrived and was
+ * delivered, as a stream's end of file comes after its data (ofi_rxm
+ * closes the endpoint on FI_SHUTDOWN), or after MFI_BYE_DRAIN_NS when
+ * the application posts no receive for them.
+ */
+void mfi_bye_progress(struct mfi_ep *ep)
+{
+	bool drained = (int32_t)(ep->cr.rx_seq - ep->bye_frags) >= 0 &&
+		       ep->rx_proc_seq == ep->cr.rx_seq;
+
+	if (!ep->bye_pending || (!drained && mfi_now_ns() < ep->bye_deadline_ns))
+		return;
+	ep->bye_pending = false;
+	mfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep.fid, NULL, NULL, 0);
 }
 
 /*
@@ -705,13 +724,17 @@ void mfi_check_peer_alive(struct mfi_ep *ep)
 {
 	struct mfi_cm_msg m;
 
+	mfi_bye_progress(ep);
 	if (ep->state != MFI_EP_CONNECTED || ep->fd < 0 || !readable(ep->fd))
 		return;
 	if (!recv_cm(ep->fd, &m) && m.type == MFI_CM_BYE) {
 		ep->state = MFI_EP_SHUTDOWN;
 		close(ep->fd);
 		ep->fd = -1;
-		mfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep.fid, NULL, NULL, 0);
+		ep->bye_pending = true;
+		ep->bye_frags = m.psn;
+		ep->bye_deadline_ns = mfi_now_ns() + MFI_BYE_DRAIN_NS;
+		mfi_bye_progress(ep);
 		return;
 	}
 	/* Its requests are flushed, as by a QP gone to ERROR. */
@@ -724,6 +747,8 @@ void mfi_cm_progress(struct mfi_fabric *fab, struct mfi_eq *eq)
 		if (pep->eq == eq && pep->fd >= 0)
 			pep_progress(pep);
 	for (struct mfi_ep *ep = fab->eps; ep; ep = ep->next) {
+		if (ep->eq == eq)
+			mfi_bye_progress(ep);
 		if (ep->eq != eq || ep->fd < 0)
 			continue;
 		if (ep->state == MFI_EP_CONNECTING)

@@ -589,6 +589,7 @@ void mfi_ep_progress(struct mfi_ep *ep)
 	deliver(ep);
 	push_ops(ep);
 	post_credit_update(ep);
+	mfi_bye_progress(ep);
 }
 
 void mfi_ep_flush(struct mfi_ep *ep, int fi_err, int prov_errno)

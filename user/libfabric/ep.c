@@ -140,6 +140,7 @@ void mfi_ep_fail(struct mfi_ep *ep, int fi_err, int prov_errno)
 	FI_WARN(&mfi_prov, FI_LOG_EP_DATA, "qp %u failed: %s\n", ep->qpn,
 		fi_strerror(fi_err));
 	ep->state = MFI_EP_ERROR;
+	ep->bye_pending = false;
 	if (ep->qp)
 		mrc_modify_qp(ep->qp, &attr, MRC_QP_ATTR_STATE);
 	mfi_ep_flush(ep, fi_err, prov_errno);

@@ -58,6 +58,7 @@
 #define MFI_EPROTO		EPROTO
 #define MFI_CONNECT_TIMEOUT_MS	5000
 #define MFI_SOCK_CHECK_NS	(10 * 1000 * 1000ull)	/* peer-alive checks */
+#define MFI_BYE_DRAIN_NS	(2 * 1000 * 1000 * 1000ull)	/* FI_SHUTDOWN at the latest */
 
 extern struct fi_provider mfi_prov;
 
@@ -240,6 +241,10 @@ struct mfi_ep {
 	struct mfi_recv *recv_head, **recv_tail;
 	size_t recv_count;
 	bool credit_inflight;
+	/* The peer's BYE: FI_SHUTDOWN once its fragments are in and delivered. */
+	bool bye_pending;
+	uint32_t bye_frags;
+	uint64_t bye_deadline_ns;
 	uint64_t next_read_id;
 	uint8_t cm_data[MFI_CM_DATA_MAX];	/* fi_connect's, until REQ is sent */
 	uint16_t cm_len;
@@ -289,6 +294,7 @@ int mfi_ep_accept(struct fid_ep *ep, const void *param, size_t paramlen);
 int mfi_ep_shutdown(struct fid_ep *ep, uint64_t flags);
 int mfi_send_cm(int fd, struct mfi_cm_msg *m);
 void mfi_check_peer_alive(struct mfi_ep *ep);
+void mfi_bye_progress(struct mfi_ep *ep);
 int mfi_local_plane_addrs(struct mfi_fabric *fab, struct sockaddr_storage *out,
 			  int max);
 

@@ -125,7 +125,9 @@ enum mfi_cm_type {
 	MFI_CM_ACCEPT	= 2,	/* server -> client: fi_accept */
 	MFI_CM_REJECT	= 3,	/* server -> client: fi_reject */
 	MFI_CM_RTU	= 4,	/* client -> server: the client's QP is up */
-	MFI_CM_BYE	= 5,	/* either way: fi_shutdown, an orderly end */
+	MFI_CM_BYE	= 5,	/* either way: fi_shutdown, an orderly end;
+				 * `psn` carries how many fragments the sender
+				 * wrote (all of them precede the BYE) */
 };
 
 #define MFI_CM_DATA_MAX		256
