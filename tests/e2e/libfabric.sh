@@ -149,3 +149,25 @@ check "the client failed (not success, not the 60 s timeout)" between "$rc" 1 12
 check "with a CQ error entry" grep -q 'cq_readerr' "$tmp/kill.out"
 check "within 5 s" between "$ms" 0 5000
 end
+
+# The same with the EQ: a client waiting for a message from a server that
+# is killed gets both the CQ error and FI_SHUTDOWN.
+begin libfabric.peer_killed_eq_shutdown
+PORT=$((PORT + 1))
+"$LAB_CMD" exec --name "$LAB" h2 "$ROOT/build/tests/mrc-fi-check" idle-server "$PORT" \
+	> "$tmp/idle.srv" 2>&1 &
+spid=$!
+BG_PIDS+=("$spid")
+for ((i = 0; i < 50; i++)); do grep -q ready "$tmp/idle.srv" && break; sleep 0.1; done
+"$LAB_CMD" exec --name "$LAB" h1 timeout 60 "$ROOT/build/tests/mrc-fi-check" waiting-client \
+	"$H2" "$PORT" > "$tmp/wait.cli" 2>&1 &
+cpid=$!
+BG_PIDS+=("$cpid")
+for ((i = 0; i < 50; i++)); do grep -q connected "$tmp/wait.cli" && break; sleep 0.1; done
+kill -9 "$spid" 2> /dev/null
+wait "$cpid"
+check "mrc-fi-check waiting-client" eq "$?" 0
+check "the receive failed" grep -qx "ok peer_death_cq_error" "$tmp/wait.cli"
+check "the EQ said FI_SHUTDOWN" grep -qx "ok peer_death_shutdown" "$tmp/wait.cli"
+grep -h -E "cq error|FAIL" "$tmp/wait.cli" | sed 's/^/    /' >&2
+end

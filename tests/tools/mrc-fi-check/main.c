@@ -9,11 +9,15 @@
  *   fi_read 1 MiB               -> the target's bytes, via the emulated read
  *   fi_read with a wrong key    -> a CQ error entry FI_EACCES
  *   fi_shutdown                 -> FI_SHUTDOWN on the target's EQ
+ *   the peer killed (idle-server, waiting-client)
+ *                               -> a CQ error entry and FI_SHUTDOWN
  *
- * Usage: mrc-fi-check server PORT | mrc-fi-check client HOST PORT.
+ * Usage: mrc-fi-check server PORT | mrc-fi-check client HOST PORT, or
+ * mrc-fi-check idle-server PORT | mrc-fi-check waiting-client HOST PORT.
  * Prints "ok NAME" per check, "FAIL NAME: why" and exits 1 on the first
  * failure.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,12 +347,97 @@ static int client(const char *host, const char *port)
 	return 0;
 }
 
+/* ---- a peer that dies ------------------------------------------------------ */
+
+/* Accept one connection, say so, and wait to be killed. */
+static int idle_server(const char *port)
+{
+	struct ctx c = { 0 };
+	uint8_t ebuf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (void *)ebuf;
+	struct fid_pep *pep;
+	int ret;
+
+	c.info = get_info(NULL, port, FI_SOURCE);
+	open_fabric(&c);
+	if ((ret = fi_passive_ep(c.fabric, c.info, &pep, NULL)) ||
+	    (ret = fi_pep_bind(pep, &c.eq->fid, 0)) || (ret = fi_listen(pep)))
+		fail("listen", "fi_passive_ep/bind/listen", ret);
+	printf("ready\n");
+	fflush(stdout);
+	expect_event(&c, FI_CONNREQ, "idle_connreq", entry, sizeof(ebuf));
+	open_endpoint(&c, entry->info);
+	if ((ret = fi_accept(c.ep, NULL, 0)))
+		fail("idle_accept", "fi_accept", ret);
+	expect_event(&c, FI_CONNECTED, "idle_accept", entry, sizeof(ebuf));
+	ok("connected");
+	/* Until killed; a minute at most. */
+	for (int i = 0; i < 600; i++) {
+		struct fi_cq_data_entry e;
+
+		fi_cq_sread(c.cq, &e, 1, NULL, 100);
+	}
+	return 1;
+}
+
+/*
+ * Connect, post a receive that will never be matched, and wait: once the
+ * server is killed, the receive must complete in error and the EQ must
+ * say FI_SHUTDOWN.
+ */
+static int waiting_client(const char *host, const char *port)
+{
+	struct ctx c = { 0 };
+	uint8_t ebuf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (void *)ebuf;
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_data_entry e;
+	bool cq_error = false, shutdown = false;
+	ssize_t ret;
+
+	c.info = get_info(host, port, 0);
+	open_fabric(&c);
+	open_endpoint(&c, c.info);
+	post_recv(&c);
+	if ((ret = fi_connect(c.ep, NULL, NULL, 0)))
+		fail("connect", "fi_connect", ret);
+	expect_event(&c, FI_CONNECTED, "connect", entry, sizeof(ebuf));
+	ok("connected");
+	for (int i = 0; i < 3000 && !(cq_error && shutdown); i++) {
+		uint32_t event;
+
+		ret = fi_cq_read(c.cq, &e, 1);
+		if (ret == -FI_EAVAIL && fi_cq_readerr(c.cq, &err, 0) == 1) {
+			printf("cq error: %s, prov_errno %d (%s)\n", fi_strerror(err.err),
+			       err.prov_errno, fi_cq_strerror(c.cq, err.prov_errno,
+							      NULL, NULL, 0));
+			cq_error = true;
+		}
+		if (fi_eq_read(c.eq, &event, entry, sizeof(ebuf), 0) > 0 &&
+		    event == FI_SHUTDOWN)
+			shutdown = true;
+		fi_cq_sread(c.cq, &e, 1, NULL, 10);
+	}
+	if (!cq_error)
+		fail("peer_death_cq_error", "the receive did not fail", 0);
+	ok("peer_death_cq_error");
+	if (!shutdown)
+		fail("peer_death_shutdown", "no FI_SHUTDOWN on the EQ", 0);
+	ok("peer_death_shutdown");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		return server(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3]);
-	fprintf(stderr, "usage: mrc-fi-check server PORT | client HOST PORT\n");
+	if (argc == 3 && !strcmp(argv[1], "idle-server"))
+		return idle_server(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "waiting-client"))
+		return waiting_client(argv[2], argv[3]);
+	fprintf(stderr, "usage: mrc-fi-check server PORT | client HOST PORT |\n"
+		"       idle-server PORT | waiting-client HOST PORT\n");
 	return 2;
 }
