@@ -123,6 +123,26 @@ done
 grep -h FAIL "$tmp/check.cli" "$tmp/check.srv" | sed 's/^/    /' >&2
 end
 
+# FI_EP_RDM both ways at once (mrc;ofi_rxm, as an MPI rank pair would):
+# both sides send first, so rxm connects in both directions at the same
+# time and settles on one connection (a reject with CM data); 8 tagged
+# 100 KiB messages (rxm's rendezvous, our emulated read) each way, checked.
+begin libfabric.rdm_both_ways
+rm -f "$tmp/n1" "$tmp/n2"
+"$LAB_CMD" exec --name "$LAB" h2 timeout 60 "$ROOT/build/tests/mrc-fi-check" rdm-peer \
+	"$tmp/n2" "$tmp/n1" 1 > "$tmp/rdm2.out" 2>&1 &
+p2=$!
+BG_PIDS+=("$p2")
+"$LAB_CMD" exec --name "$LAB" h1 timeout 60 "$ROOT/build/tests/mrc-fi-check" rdm-peer \
+	"$tmp/n1" "$tmp/n2" 0 > "$tmp/rdm1.out" 2>&1
+check "h1's peer" eq "$?" 0
+wait "$p2"
+check "h2's peer" eq "$?" 0
+check "h1 received h2's messages" grep -qx "ok rdm_both_ways" "$tmp/rdm1.out"
+check "h2 received h1's messages" grep -qx "ok rdm_both_ways" "$tmp/rdm2.out"
+grep -h FAIL "$tmp/rdm1.out" "$tmp/rdm2.out" | sed 's/^/    /' >&2
+end
+
 # A peer that dies: the server is killed in the middle of 1 MiB messages;
 # the client's pending receive must end in a CQ error (the side channel
 # closed without a BYE fails the QP), not wait forever.

@@ -11,6 +11,8 @@
  *   fi_shutdown                 -> FI_SHUTDOWN on the target's EQ
  *   the peer killed (idle-server, waiting-client)
  *                               -> a CQ error entry and FI_SHUTDOWN
+ *   rdm-peer (mrc;ofi_rxm)      -> both sides send first: rxm's crossed
+ *                                  connects settle, tagged messages arrive
  *
  * Usage: mrc-fi-check server PORT | mrc-fi-check client HOST PORT, or
  * mrc-fi-check idle-server PORT | mrc-fi-check waiting-client HOST PORT.
@@ -30,6 +32,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <unistd.h>
 
 #define BUF_LEN		(1u << 20)
 #define CM_HELLO	"hello-mrc-0123456789abcdef"	/* 26 bytes: >= rxm's 24 */
@@ -427,8 +431,138 @@ static int waiting_client(const char *host, const char *port)
 	return 0;
 }
 
+/* ---- FI_EP_RDM through ofi_rxm, both sides at once ---------------------------- */
+
+#define RDM_MSGS	8
+#define RDM_LEN		(100u << 10)	/* above rxm's eager limit: rendezvous */
+
+static uint8_t rdm_byte(int from_me, int msg, size_t i)
+{
+	return (uint8_t)(i * 13 + (size_t)msg * 5 + (from_me ? 1 : 101));
+}
+
+/* Our name to `out`, the peer's from `in` (written by the other side). */
+static size_t swap_names(const void *name, size_t len, const char *out,
+			 const char *in, uint8_t *peer, size_t max)
+{
+	char tmp[512];
+	FILE *f;
+	size_t n = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(name, 1, len, f) != len || fclose(f) || rename(tmp, out))
+		fail("rdm_names", "cannot write our name", 0);
+	for (int i = 0; i < 200 && !n; i++) {
+		f = fopen(in, "rb");
+		if (f) {
+			n = fread(peer, 1, max, f);
+			fclose(f);
+		}
+		if (!n)
+			usleep(50000);
+	}
+	if (!n)
+		fail("rdm_names", "the peer wrote no name", 0);
+	return n;
+}
+
+/*
+ * Two RDM endpoints (mrc;ofi_rxm) that both send first: rxm connects
+ * both ways at once and must settle on one connection (it rejects the
+ * other with CM data). Each side sends RDM_MSGS tagged messages of
+ * RDM_LEN bytes and checks those it receives.
+ */
+static int rdm_peer(const char *out, const char *in, int side)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = 128 };
+	struct fi_av_attr av_attr = { .type = FI_AV_MAP };
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	uint8_t name[256], peer[256];
+	size_t len = sizeof(name), done_tx = 0, done_rx = 0;
+	uint8_t *tx = malloc(RDM_MSGS * RDM_LEN), *rx = calloc(RDM_MSGS, RDM_LEN);
+	fi_addr_t dest;
+	int ret;
+
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED | FI_MSG;
+	hints->fabric_attr->prov_name = strdup("mrc;ofi_rxm");
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	if ((ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info)))
+		fail("rdm_getinfo", "fi_getinfo mrc;ofi_rxm", ret);
+	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
+	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
+	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) || (ret = fi_enable(ep)) ||
+	    (ret = fi_getname(&ep->fid, name, &len)))
+		fail("rdm_open", "fabric/domain/cq/av/ep", ret);
+	len = swap_names(name, len, out, in, peer, sizeof(peer));
+	if (fi_av_insert(av, peer, 1, &dest, 0, NULL) != 1)
+		fail("rdm_av", "fi_av_insert", 0);
+	for (int m = 0; m < RDM_MSGS; m++) {
+		for (size_t i = 0; i < RDM_LEN; i++)
+			tx[(size_t)m * RDM_LEN + i] = rdm_byte(side, m, i);
+		if ((ret = fi_trecv(ep, rx + (size_t)m * RDM_LEN, RDM_LEN, NULL, dest,
+				    (uint64_t)m, 0, NULL)))
+			fail("rdm_trecv", "fi_trecv", ret);
+	}
+	for (int m = 0; m < RDM_MSGS; m++) {
+		do {
+			ret = (int)fi_tsend(ep, tx + (size_t)m * RDM_LEN, RDM_LEN, NULL,
+					    dest, (uint64_t)m, NULL);
+			if (ret == -FI_EAGAIN) {
+				struct fi_cq_tagged_entry e;
+
+				if (fi_cq_read(cq, &e, 1) == 1)
+					e.flags & FI_SEND ? done_tx++ : done_rx++;
+			}
+		} while (ret == -FI_EAGAIN);
+		if (ret)
+			fail("rdm_tsend", "fi_tsend", ret);
+	}
+	for (int i = 0; i < 200000 && (done_tx < RDM_MSGS || done_rx < RDM_MSGS); i++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err = { 0 };
+
+		ret = (int)fi_cq_read(cq, &e, 1);
+		if (ret == 1)
+			e.flags & FI_SEND ? done_tx++ : done_rx++;
+		else if (ret == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1)
+			fail("rdm_cq", "CQ error entry", -err.err);
+		else if (ret == -FI_EAGAIN)
+			usleep(10);
+	}
+	if (done_tx < RDM_MSGS || done_rx < RDM_MSGS)
+		fail("rdm_both_ways", "not every message completed", (long)(done_tx + done_rx));
+	for (int m = 0; m < RDM_MSGS; m++)
+		for (size_t i = 0; i < RDM_LEN; i++)
+			if (rx[(size_t)m * RDM_LEN + i] != rdm_byte(!side, m, i))
+				fail("rdm_both_ways", "other bytes than the peer sent", m);
+	ok("rdm_both_ways");
+	/* Let the peer finish its reads of our buffers before we go. */
+	for (int i = 0; i < 100; i++) {
+		struct fi_cq_tagged_entry e;
+
+		fi_cq_read(cq, &e, 1);
+		usleep(10000);
+	}
+	(void)len;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "rdm-peer"))
+		return rdm_peer(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		return server(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "client"))
@@ -438,6 +572,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "waiting-client"))
 		return waiting_client(argv[2], argv[3]);
 	fprintf(stderr, "usage: mrc-fi-check server PORT | client HOST PORT |\n"
-		"       idle-server PORT | waiting-client HOST PORT\n");
+		"       idle-server PORT | waiting-client HOST PORT |\n"
+		"       rdm-peer OUR_NAME_FILE PEER_NAME_FILE SIDE(0|1)\n");
 	return 2;
 }
