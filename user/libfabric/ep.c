@@ -468,8 +468,7 @@ int mfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->dom = dom;
 	ep->fd = -1;
-	ep->nslots = MFI_DEF_SLOTS;
-	ep->slot_size = MFI_DEF_SLOT_SIZE;
+	mfi_ring_shape(&ep->nslots, &ep->slot_size);
 	ep->recv_tail = &ep->recv_head;
 	ep->connreq = (struct mfi_connreq *)info->handle;
 	ep->ep.fid.fclass = FI_CLASS_EP;

@@ -262,6 +262,7 @@ int mfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 uint64_t mfi_now_ns(void);
 int mfi_fabric_ctx(struct mfi_fabric *fab);
 int mfi_errno_to_fi(int err);
+void mfi_ring_shape(uint32_t *nslots, uint32_t *slot_size);
 
 /* domain.c */
 int mfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,

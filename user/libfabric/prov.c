@@ -351,5 +351,36 @@ struct fi_provider mfi_prov = {
 
 FI_EXT_INI
 {
+	fi_param_define(&mfi_prov, "slots", FI_PARAM_INT,
+			"receive ring slots per endpoint, 2..1024 (default %d; "
+			"slots x slot size at most 64 MiB); both ends must agree",
+			MFI_DEF_SLOTS);
+	fi_param_define(&mfi_prov, "slot_size", FI_PARAM_SIZE_T,
+			"bytes per receive ring slot, 4096..16777216, a multiple "
+			"of 4096 (default %u); both ends must agree",
+			MFI_DEF_SLOT_SIZE);
 	return &mfi_prov;
+}
+
+/* FI_MRC_SLOTS and FI_MRC_SLOT_SIZE, when set and sane; else the defaults. */
+void mfi_ring_shape(uint32_t *nslots, uint32_t *slot_size)
+{
+	size_t size = 0;
+	int slots = 0;
+
+	*nslots = MFI_DEF_SLOTS;
+	*slot_size = MFI_DEF_SLOT_SIZE;
+	if (!fi_param_get_int(&mfi_prov, "slots", &slots) && slots >= 2 &&
+	    slots <= (int)MFI_MAX_SLOTS)
+		*nslots = (uint32_t)slots;
+	if (!fi_param_get_size_t(&mfi_prov, "slot_size", &size) && size >= 4096 &&
+	    size <= (16u << 20) && !(size % 4096))
+		*slot_size = (uint32_t)size;
+	/* A ring (and its bounce twin) of at most 64 MiB per endpoint. */
+	if ((uint64_t)*nslots * *slot_size > (64u << 20)) {
+		FI_WARN(&mfi_prov, FI_LOG_CORE, "FI_MRC_SLOTS x FI_MRC_SLOT_SIZE "
+			"over 64 MiB: using %u x %u\n", MFI_DEF_SLOTS, MFI_DEF_SLOT_SIZE);
+		*nslots = MFI_DEF_SLOTS;
+		*slot_size = MFI_DEF_SLOT_SIZE;
+	}
 }
