@@ -30,7 +30,7 @@ CC	?= gcc
 
 # name:package pairs, reported when missing.
 REQUIRED_TOOLS := clang:clang bpftool:bpftool pkg-config:pkg-config
-REQUIRED_LIBS  := libbpf:libbpf-dev libxdp:libxdp-dev
+REQUIRED_LIBS  := libbpf:libbpf-dev libxdp:libxdp-dev libfabric:libfabric-dev
 
 define check_tool
 $(if $(shell command -v $(word 1,$(subst :, ,$(1))) 2>/dev/null),,\
@@ -93,9 +93,13 @@ ACK_FORGE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-ack-forge/*.c))
 QP_FILL_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-qp-fill/*.c))
 HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
 ICRC_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-icrc-check/*.c))
+FI_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-fi-check/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
 		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps \
-		$(BUILD)/tests/mrc-icrc-check
+		$(BUILD)/tests/mrc-icrc-check $(BUILD)/tests/mrc-fi-check
+
+# The libfabric provider (user/libfabric/, rules below "the libfabric provider").
+FI_PROV      := $(BUILD)/libfabric/libmrc-fi.so
 
 # The fuzzer of the fast path: its engine (tests/fuzz/*.c), shared with
 # the test binary test_fuzz, and its program (tests/fuzz/mrc_fuzz/).
@@ -130,7 +134,7 @@ TEST_OBJS  := $(foreach n,$(UNIT_NAMES),$(call objs_of,$(call test_srcs,tests/un
 
 .PHONY: all deps check-tools test demo bench fuzz lib install deb clean
 all: check-tools $(BPF_OBJS) $(SKELS) $(LIBMRC) $(PROGS) $(UNIT_TESTS) $(BPF_TESTS) \
-	$(TEST_TOOLS)
+	$(TEST_TOOLS) $(FI_PROV)
 
 check-tools:
 ifneq ($(MISSING),)
@@ -257,6 +261,8 @@ $(BUILD)/tests/mrc-hold-qps: $(HOLD_QPS_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-icrc-check: $(ICRC_CHECK_OBJS)
 	$(Q)$(call link,)
+$(BUILD)/tests/mrc-fi-check: $(FI_CHECK_OBJS)
+	$(Q)$(call link,$(FABRIC_LIBS))
 
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)
@@ -303,6 +309,24 @@ $(LIBMRC_SO): $(PIC_OBJS) $(LIBMRC_MAP)
 		-Wl,--version-script=$(LIBMRC_MAP) -Wl,-z,defs -Wl,--as-needed \
 		$(CFLAGS) $(PIC_OBJS) $(LIBBPF_LIBS) -o $@
 
+# --- the libfabric provider ------------------------------------------------
+# build/libfabric/libmrc-fi.so, which libfabric loads from FI_PROVIDER_PATH
+# (docs/LIBFABRIC.md): the provider's objects and libmrc's, all
+# position-independent, exporting fi_prov_ini only. The unit test of its
+# wire protocol links proto.c alone.
+FI_PROV_SRCS := $(wildcard user/libfabric/*.c)
+FI_PROV_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(FI_PROV_SRCS))
+FI_PROV_MAP  := user/libfabric/libmrc-fi.map
+FABRIC_LIBS   = $(shell $(PKG_CONFIG) --libs libfabric 2>/dev/null)
+
+$(FI_PROV): $(FI_PROV_OBJS) $(PIC_OBJS) $(FI_PROV_MAP)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,--version-script=$(FI_PROV_MAP) -Wl,-z,defs \
+		$(CFLAGS) $(FI_PROV_OBJS) $(PIC_OBJS) $(LIBBPF_LIBS) $(FABRIC_LIBS) \
+		-lpthread -o $@
+$(BUILD)/tests/test_fi_proto: $(call objs_of,user/libfabric/proto.c)
+
 # --- install ---------------------------------------------------------------
 # `make install [PREFIX=/usr/local] [DESTDIR=...]`; `make deb` installs
 # with PREFIX=/usr into a staging folder and packs that. The programs live
@@ -337,6 +361,8 @@ install: all lib
 	install -m 0644 include/mrc/*.h $(DESTDIR)$(INCLUDEDIR)/mrc/
 	install -m 0644 $(LIBMRC) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(LIBMRC_SO) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/libfabric
+	install -m 0644 $(FI_PROV) $(DESTDIR)$(LIBDIR)/libfabric/
 	ln -sfn libmrc.so.$(LIBMRC_SOVERSION) $(DESTDIR)$(LIBDIR)/libmrc.so
 	$(subst_dirs) packaging/mrc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/mrc.pc
 	$(subst_dirs) packaging/mrcd.service.in > $(DESTDIR)$(UNITDIR)/mrcd.service

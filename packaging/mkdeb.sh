@@ -52,7 +52,7 @@ shlib_depends() {
 	mkdir "$tmp/debian"
 	printf 'Source: mrc-xdp\n\nPackage: mrc-xdp\nArchitecture: any\n' \
 		> "$tmp/debian/control"
-	elves=$(find "$STAGE" -type f \( -perm -u+x -o -name '*.so.*' \) \
+	elves=$(find "$STAGE" -type f \( -perm -u+x -o -name '*.so.*' -o -name '*-fi.so' \) \
 		-exec sh -c 'head -c4 "$1" | grep -q "ELF"' _ {} \; -print)
 	# shellcheck disable=SC2046 # one argument per file, no blanks in them
 	deps=$(cd "$tmp" && dpkg-shlibdeps -O $(for f in $elves; do echo "-e$f"; done) \
@@ -90,7 +90,7 @@ write_debian() {
 # Programs and libmrc.so stripped as Debian ships them (the BPF objects
 # keep their BTF: libbpf needs it); doc: copyright, changelog, overrides.
 finish_files() {
-	find "$STAGE/usr/lib" -type f \( -perm -u+x -o -name '*.so.*' \) |
+	find "$STAGE/usr/lib" -type f \( -perm -u+x -o -name '*.so.*' -o -name '*-fi.so' \) |
 	while read -r f; do
 		head -c4 "$f" | grep -q ELF || continue
 		strip --strip-unneeded --remove-section=.comment --remove-section=.note "$f"

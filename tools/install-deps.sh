@@ -9,6 +9,7 @@ PACKAGES=(
 	clang llvm                     # BPF objects (clang -target bpf, llvm-strip)
 	libbpf-dev libxdp-dev          # skeletons, libbpf, libxdp dispatcher
 	libelf-dev zlib1g-dev          # libbpf's own link dependencies
+	libfabric-dev libfabric-bin    # the libfabric provider; fi_info, fi_pingpong
 	bpftool xdp-tools              # skeleton generation, xdp-loader
 	dpkg-dev                       # make deb: dpkg-shlibdeps
 	iproute2 util-linux procps     # ip/tc, unshare/flock, sysctl

@@ -55,9 +55,9 @@ compile_alone() {
 
 begin structure.headers_stand_alone
 cc_flags=(-std=gnu11 -Wall -Werror -Iinclude -Iuser -Ilab -Itests/include -I"$BUILD/skel"
-	  $(pkg-config --cflags libbpf libxdp 2> /dev/null))
+	  $(pkg-config --cflags libbpf libxdp libfabric 2> /dev/null))
 for h in include/mrc/*.h user/common/*.h user/agent/*.h user/libmrc/*.h \
-	 user/mrcd/*.h user/mrcctl/*.h lab/*.h; do
+	 user/mrcd/*.h user/mrcctl/*.h user/libfabric/*.h lab/*.h; do
 	[ -f "$h" ] || continue
 	check "$h compiles alone" compile_alone "${CC:-cc}" "${cc_flags[@]}" "$PWD/$h"
 done
