@@ -27,6 +27,7 @@ struct options {
 	int reps, steps;
 	const char *csv;
 	int json;
+	int inject_error;	// rank 1 spoils one element of its first result
 };
 
 static void usage(FILE *f)
@@ -38,7 +39,9 @@ static void usage(FILE *f)
 		"  2*MIN, ... MAX (default 64m) bytes, N (default 2) times each;\n"
 		"  steps: N allreduces of BYTES, rank 0 writes one CSV line per step\n"
 		"  (step,start_unix_ms,step_ms,ok). Sizes take k/m/g suffixes and\n"
-		"  must be multiples of 8. Every result is checked on every rank.\n");
+		"  must be multiples of 8. Every result is checked on every rank.\n"
+		"  --inject-error: rank 1 changes one element of its first result\n"
+		"  before the check (tests show that the check catches it).\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -83,6 +86,9 @@ static int parse_args(int argc, char **argv, struct options *o, int rank)
 			return 1;
 		} else if (!strcmp(a, "--json")) {
 			o->json = 1;
+			continue;
+		} else if (!strcmp(a, "--inject-error")) {
+			o->inject_error = 1;
 			continue;
 		} else if (!v) {
 			bad = 1;
@@ -152,6 +158,8 @@ static long check(const int64_t *buf, size_t n, int ranks, int step, int rank, s
 	return wrong;
 }
 
+static int spoil_next;	// --inject-error: change the next result once
+
 // One checked allreduce of n elements; returns the wrong elements here.
 static long allreduce_once(int64_t *in, int64_t *out, size_t n, int ranks, int rank, int step)
 {
@@ -161,6 +169,10 @@ static long allreduce_once(int64_t *in, int64_t *out, size_t n, int ranks, int r
 	if (rc != MPI_SUCCESS) {
 		fprintf(stderr, PROG ": rank %d: MPI_Allreduce failed (%d)\n", rank, rc);
 		return (long)n;
+	}
+	if (spoil_next) {
+		out[n / 2] += 1;
+		spoil_next = 0;
 	}
 	return check(out, n, ranks, step, rank, n * sizeof(*out));
 }
@@ -275,6 +287,7 @@ int main(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	}
 	print_hosts(rank, ranks);
+	spoil_next = o.inject_error && rank == 1;
 	size_t bytes = o.steps ? o.size : o.max_bytes;
 	int64_t *in = malloc(bytes), *out = malloc(bytes);
 	if (!in || !out) {

@@ -1,0 +1,22 @@
+# shellcheck shell=bash
+# Sourced by the MPI tests (tests/e2e/mpi.sh, bench_allreduce.sh): which
+# libfabric provider they run Open MPI's mtl ofi over, and whether the
+# MPI pieces are there at all.
+#
+# mpi_provider: $MRC_MPI_PROVIDER when set; else MRC-XDP's "mrc;ofi_rxm"
+# when the build has the provider (build/libfabric/libmrc-fi.so); else
+# libfabric's own "tcp;ofi_rxm", so the launcher, the programs and the
+# checks are tested either way. The tests print which one ran.
+mpi_provider() {
+	if [ -n "${MRC_MPI_PROVIDER:-}" ]; then echo "$MRC_MPI_PROVIDER"
+	elif [ -e "$ROOT/build/libfabric/libmrc-fi.so" ]; then echo "mrc;ofi_rxm"
+	else echo "tcp;ofi_rxm"; fi
+}
+is_mrc_provider() { [[ $1 == mrc || $1 == mrc\;* ]]; }
+
+# mpi_missing: what is missing to run MPI in the lab (empty: nothing).
+mpi_missing() {
+	command -v mpirun > /dev/null || { echo "mpirun (openmpi-bin)"; return; }
+	[ -x "$ROOT/build/tests/mpi-allreduce" ] || { echo "build/tests/mpi-allreduce (libopenmpi-dev, make)"; return; }
+	command -v fi_info > /dev/null || { echo "fi_info (libfabric-bin)"; return; }
+}
