@@ -4,13 +4,17 @@
 # MPI pieces are there at all.
 #
 # mpi_provider: $MRC_MPI_PROVIDER when set; else MRC-XDP's "mrc;ofi_rxm"
-# when the build has the provider (build/libfabric/libmrc-fi.so); else
-# libfabric's own "tcp;ofi_rxm", so the launcher, the programs and the
-# checks are tested either way. The tests print which one ran.
+# when there is the provider (libmrc-fi.so in build/libfabric, or in a
+# folder of $FI_PROVIDER_PATH); else libfabric's own "tcp;ofi_rxm", so the
+# launcher, the programs and the checks are tested either way. The tests
+# print which one ran.
 mpi_provider() {
-	if [ -n "${MRC_MPI_PROVIDER:-}" ]; then echo "$MRC_MPI_PROVIDER"
-	elif [ -e "$ROOT/build/libfabric/libmrc-fi.so" ]; then echo "mrc;ofi_rxm"
-	else echo "tcp;ofi_rxm"; fi
+	local d
+	if [ -n "${MRC_MPI_PROVIDER:-}" ]; then echo "$MRC_MPI_PROVIDER"; return; fi
+	for d in "$ROOT/build/libfabric" ${FI_PROVIDER_PATH//:/ }; do
+		[ -e "$d/libmrc-fi.so" ] && { echo "mrc;ofi_rxm"; return; }
+	done
+	echo "tcp;ofi_rxm"
 }
 is_mrc_provider() { [[ $1 == mrc || $1 == mrc\;* ]]; }
 
