@@ -11,7 +11,8 @@
 mpi_provider() {
 	local d
 	if [ -n "${MRC_MPI_PROVIDER:-}" ]; then echo "$MRC_MPI_PROVIDER"; return; fi
-	for d in "$ROOT/build/libfabric" ${FI_PROVIDER_PATH//:/ }; do
+	local fpp=${FI_PROVIDER_PATH:-}
+	for d in "$ROOT/build/libfabric" ${fpp//:/ }; do
 		[ -e "$d/libmrc-fi.so" ] && { echo "mrc;ofi_rxm"; return; }
 	done
 	echo "tcp;ofi_rxm"
