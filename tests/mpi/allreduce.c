@@ -222,10 +222,11 @@ static long run_steps(const struct options *o, int64_t *in, int64_t *out, int ra
 	long wrong = 0;
 	if (rank == 0 && o->csv) {
 		csv = fopen(o->csv, "w");
-		if (!csv)
+		if (!csv) {	// the steps would go unrecorded: stop every rank
 			fprintf(stderr, PROG ": %s: %s\n", o->csv, strerror(errno));
-		else
-			fprintf(csv, "step,start_unix_ms,step_ms,ok\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		fprintf(csv, "step,start_unix_ms,step_ms,ok\n");
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	double first = now_ms(CLOCK_MONOTONIC);
@@ -260,8 +261,10 @@ static void print_hosts(int rank, int ranks)
 	char name[MPI_MAX_PROCESSOR_NAME] = "", *all = NULL;
 	int len;
 	MPI_Get_processor_name(name, &len);
-	if (rank == 0)
-		all = calloc(ranks, MPI_MAX_PROCESSOR_NAME);
+	if (rank == 0 && !(all = calloc(ranks, MPI_MAX_PROCESSOR_NAME))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
 		   0, MPI_COMM_WORLD);
 	if (rank != 0 || !all)
