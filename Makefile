@@ -264,6 +264,15 @@ $(BUILD)/tests/mrc-icrc-check: $(ICRC_CHECK_OBJS)
 $(BUILD)/tests/mrc-fi-check: $(FI_CHECK_OBJS)
 	$(Q)$(call link,$(FABRIC_LIBS))
 
+# The MPI allreduce program (tests/mpi/, docs/PERFORMANCE.md "Allreduce"),
+# built with Open MPI's mpicc when libopenmpi-dev is there (else the MPI
+# tests skip, saying why).
+MPICC ?= $(if $(shell command -v mpicc 2>/dev/null),mpicc)
+MPI_PROGS := $(if $(MPICC),$(BUILD)/tests/mpi-allreduce)
+all: $(MPI_PROGS)
+$(BUILD)/tests/mpi-allreduce: tests/mpi/allreduce.c
+	$(call msg,MPICC,$@) mkdir -p $(@D) && $(MPICC) -O2 -g -Wall -Wextra -Werror -std=gnu11 $< -o $@
+
 define unit_test_rule
 $(BUILD)/tests/$(1): $(call objs_of,$(call test_srcs,tests/unit,$(1))) $(AGENT) $(LIBMRC)
 	$$(Q)$$(call link,$$(LIBBPF_LIBS))

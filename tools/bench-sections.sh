@@ -4,6 +4,7 @@
 #   contended  4 x RATE rate-limited with a bounded CPU hog on one core
 #   idle       CPU of an idle mrc-perf server and of a connected idle QP
 #   limit      the machine's limit: plain UDP with GSO/GRO (mrc-udp-blast)
+#   allreduce  tools/bench-allreduce in its own lab: MPI under a fault
 #   systems.png  goodput and CPU/GB of the systems side by side
 # Uses bench's globals and helpers (say, in_lab, in_host, transfer, run,
 # kill_tree, wait_pid, wait_for, CPUWRAP, cpu_s, softirq_s, RUNS, OUT).
@@ -171,6 +172,29 @@ limit_section() {
 	limit_run "$(printf '%03d' "$RUN_N")" 1 0
 }
 
+# --- allreduce: MPI allreduce steps under a blackholed spine (its own lab) ----------
+# tools/bench-allreduce --json, embedded as it is: the mrc system over
+# --mpi-provider, btl tcp beside it. Quick and smoke: fewer, smaller steps.
+allreduce_section() {
+	local args=(--json --out "$OUT/allreduce" --name "bar$$" --provider "$MPI_PROVIDER") rc
+	case $PRESET in
+	quick) args+=(--steps 60 --size 2m) ;;
+	smoke) args+=(--steps 16 --size 256k --fault-s 1) ;;
+	esac
+	say "== allreduce: tools/bench-allreduce ${args[*]}"
+	"$ROOT/tools/bench-allreduce" "${args[@]}" > "$OUT/allreduce.json" 2>> "$LOG"
+	rc=$?
+	# Exit 3: it ran, a system was not verified: the JSON says which.
+	if { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && jq -e '.systems' "$OUT/allreduce.json" > /dev/null 2>&1; then
+		say "  $(jq -c '.headline' "$OUT/allreduce.json")"
+		[ $rc -eq 0 ] || SECTION_FAILED=1
+	else
+		say "  bench-allreduce failed (exit $rc, see $LOG)"
+		echo null > "$OUT/allreduce.json"
+		SECTION_FAILED=1
+	fi
+}
+
 # --- results.json: contended, idle, limit and their headline keys -----------------
 # jq definitions bench's results program includes ($R: the runs, $I: idle.json).
 EXTRA_JQ='
@@ -201,6 +225,9 @@ EXTRA_JQ='
 	     mrc: (if $m then {gbps: $c4.mrc.gbps, total_cpu_s_per_gb: $m.total_cpu_s_per_gb,
 		cpu_ns_per_packet: $m.total_cpu_ns_per_packet} else null end),
 	     definition: "udp_gso: mrc-udp-blast, segments of the path MTU, up to 64 KiB per sendmsg (UDP_SEGMENT) and UDP_GRO on the receiver, one socket per plane, round-robin; udp_no_gso: one datagram per sendmsg; CPU: sender + receiver processes + the machine softirq; best_*: the best UDP GSO run; in the lab a GSO skb crosses the veths and the fabric whole (per-skb cost, see PERFORMANCE.md)"} end;
+  def allreduce_headline($a): {step_max_ratio_tcp_over_mrc: ($a.headline.step_max_ratio_tcp_over_mrc // null),
+	fault_step_slowdown_mrc: ($a.headline.fault_step_slowdown_mrc // null),
+	allreduce_provider: ($a.provider // null)};
   def extra_headline($cpu; $rcpu; $lim; $sw; $ct):
 	{cpu_per_gb_tcp_over_mrc: ratio($cpu.tcp.total_cpu_s_per_gb; $cpu.mrc.total_cpu_s_per_gb),
 	 rate_limited_cpu_per_gb_mptcp_over_mrc: ratio($rcpu.mptcp.total_cpu_s_per_gb; $rcpu.mrc.total_cpu_s_per_gb),
@@ -238,9 +265,17 @@ extra_tables() {
 	     (["tcp (one stream) 4p", ($J.limit.tcp_one_stream.gbps | f), ($J.limit.tcp_one_stream.total_cpu_s_per_gb | f)] | @tsv),
 	     (["mrc 4p", ($J.limit.mrc.gbps | f), ($J.limit.mrc.total_cpu_s_per_gb | f), ($J.limit.mrc.cpu_ns_per_packet | f)] | @tsv)),
 	    "@@" else empty end),
+	  (if ($J.allreduce | type) == "object" then
+	    "#== allreduce (bench-allreduce, its own lab): mrc system over provider \($J.allreduce.provider)\(if $J.allreduce.over_mrc_xdp then "" else " (NOT MRC-XDP)" end), \($J.allreduce.config.fault)",
+	    (["system", "steps", "p50 ms", "p99 ms", "max ms", "fault max ms", "slowdown", "Gb/s", "verified"] | @tsv),
+	    ($J.allreduce.systems | to_entries[] | [.key + " (" + .value.provider + ")", (.value.steps | f),
+	      (.value.step_ms_p50 | f), (.value.step_ms_p99 | f), (.value.step_ms_max | f), (.value.fault_steps_ms_max | f),
+	      (.value.fault_step_slowdown | f), (.value.goodput_gbps | f), (.value.verified | f)] | @tsv),
+	    "@@" else empty end),
 	  (.headline as $h | "#== headline: goodput_vs_mptcp \($J.goodput_vs_mptcp | f) (mean of the rounds \($h.goodput_vs_mptcp_mean_of_rounds | f)), goodput_vs_tcp \($h.goodput_vs_tcp | f), goodput_vs_capacity \($J.goodput_vs_capacity | f), contended \($h.contended_goodput_vs_capacity | f) (MPTCP \($h.contended_goodput_vs_capacity_mptcp | f)), stall_ratio_mptcp_over_mrc \($J.stall_ratio_mptcp_over_mrc | f)",
 	   "#+   cpu_per_gb_tcp_over_mrc \($h.cpu_per_gb_tcp_over_mrc | f), rate_limited_cpu_per_gb_mptcp_over_mrc \($h.rate_limited_cpu_per_gb_mptcp_over_mrc | f), small_write_goodput_vs_tcp \($h.small_write_goodput_vs_tcp | f), small_write_p50_tcp_over_mrc \($h.small_write_p50_tcp_over_mrc | f)",
 	   "#+   idle_qp_cpu_percent \($h.idle_qp_cpu_percent | f), idle_server_cpu_percent \($h.idle_server_cpu_percent | f), goodput_vs_udp_limit \($h.goodput_vs_udp_limit | f), cpu_per_gb_udp_limit_over_mrc \($h.cpu_per_gb_udp_limit_over_mrc | f)",
+	   "#+   step_max_ratio_tcp_over_mrc \($h.step_max_ratio_tcp_over_mrc | f), fault_step_slowdown_mrc \($h.fault_step_slowdown_mrc | f) (allreduce over \($h.allreduce_provider | f))",
 	   "#+   every transfer verified: \($J.verified)\(($J.failed_runs // []) as $x | if ($x | length) > 0 then " (failed runs: " + ([$x[] | "\(.id) \(.system) \(.planes)p \(.mode)" + (if .rerun then ", run again as \(.rerun)" else "" end)] | join("; ")) + ")" else "" end)",
 	   "@@")' "$1"
 }

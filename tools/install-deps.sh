@@ -20,6 +20,8 @@ PACKAGES=(
 	iperf3                         # TCP baselines in tests and benchmarks
 	gnuplot-nox                    # PNG plots of benchmarks
 	tshark                         # dissector test (skipped when absent)
+	openmpi-bin libopenmpi-dev     # MPI over the lab (tests/mpi, bench-allreduce)
+	python3-mpi4py                 # the mpi4py allreduce test
 )
 
 missing=()
