@@ -20,10 +20,11 @@
  *          or fatal QP error (mrc/ack_rx.h).
  *   PROBE  steered to the owner like DATA (it answers with a SACK).
  *   EP     endpoint control: EV probes, port status (mrc/probes.h).
+ *   An SRv6 envelope (SRv6 EVs) is taken off first (mrc/srv6.h).
  *
  * mrc_tc_tx (TC, every plane interface, egress): the per-packet path
  *   choice. Gives each outgoing DATA packet of a QP the next entropy value
- *   of the QP's rotation (UDP source port, IPv6 flow label)
+ *   of the QP's rotation (UDP source port, IPv6 flow label, SRv6 envelope)
  *   (mrc/tc_spray.h, mrc/tc_stamp.h); stamps mrcd's EV probes.
  *
  * Both hooks parse with the same code (mrc/parse.h). State lives in maps
@@ -43,6 +44,7 @@
 #include "mrc/ack_rx.h"
 #include "mrc/probes.h"
 #include "mrc/tc_spray.h"
+#include "mrc/srv6.h"
 
 /*
  * Not an MRC packet: to the next XDP program if the operator chained one
@@ -60,6 +62,10 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 	struct mrc_pkt p = {};
 	int ret;
 
+	/* An SRv6 EV's envelope comes off first (mrc/srv6.h). */
+	ret = srv6_take_out(ctx, &p);
+	if (ret < 0)
+		return count_drop(-ret);
 	pkt_from_xdp(&p, ctx);
 	ret = parse_mrc(&p, PKT_WHOLE_FRAME);
 	if (ret == 0)

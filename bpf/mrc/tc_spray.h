@@ -21,6 +21,7 @@
 #include "mrc/tc_stamp.h"
 #include "mrc/tc_gso.h"
 #include "mrc/icrc.h"
+#include "mrc/srv6.h"
 
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
@@ -195,9 +196,19 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 		plane = plane_of_ifindex(skb->ifindex);
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
 		return leave_unsprayed(skb, l4, info);
-	/* Last: the ICRC covers the EV and the plane's addresses. */
+	/* The ICRC covers the EV and the plane's addresses. */
 	if ((info->flags & MRC_QP_F_ICRC) && icrc_fill(skb, l4)) {
 		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
+	/*
+	 * Last, as it moves every header: an SRv6 EV's envelope. Without
+	 * it the packet would not take the EV's path: it is not sent.
+	 */
+	if (info->ev_format == MRC_EVF_SRV6 &&
+	    (l4->l3_proto != ETH_P_IPV6 ||
+	     srv6_put_on_skb(skb, e->ev, info->srv6_block))) {
+		count_drop(MRC_DROP_MALFORMED);
 		return TC_ACT_SHOT;
 	}
 
@@ -270,6 +281,13 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 	if (plane != plane_of_ifindex(skb->ifindex))
 		ifindex = move_to_plane(skb, l4, info, plane);
 	if (stamp_ev(skb, l4, ev, MRC_EVF_UDP))
+		return TC_ACT_OK;
+	/*
+	 * An EV learned from data in an SRv6 envelope carries its uSID: the
+	 * acknowledgement goes back through the same spine in one too.
+	 */
+	if (info->ev_format == MRC_EVF_SRV6 && (ev >> 16) &&
+	    l4->l3_proto == ETH_P_IPV6 && srv6_put_on_skb(skb, ev, info->srv6_block))
 		return TC_ACT_OK;
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
