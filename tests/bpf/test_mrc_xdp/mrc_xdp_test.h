@@ -26,6 +26,7 @@
  *                            same path, ALWAYS_SKIP) and its EV events
  *   cc.c                     congestion control: the NSCC window in XDP
  *   probes.c                 probes and endpoint messages (XDP and TC)
+ *   srv6.c                   SRv6 EVs: the envelope on (TC), off (XDP)
  *   tc_spray.c               TC spraying: EV rotation, send log, stamping
  *   tc_planes.c              TC spraying over planes, ACK spraying
  *   helpers.c                what several of them use (this header)
