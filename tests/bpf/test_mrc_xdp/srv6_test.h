@@ -16,8 +16,6 @@
 /* fd00:5:1001:: (block fd00:5::/32, uSID 0x1001). */
 extern const __u8 carrier_1001[16];
 
-/* `plain` in the envelope as it reaches the destination (Segments Left 0). */
-size_t srv6_wrap(__u8 *out, const __u8 *plain, size_t len, const __u8 carrier[16]);
 /* Ethernet + the inner packet of an enveloped frame. */
 void srv6_inner(__u8 *out, const __u8 *wrapped, size_t wrapped_len);
 /*
