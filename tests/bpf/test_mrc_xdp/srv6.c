@@ -7,6 +7,7 @@
  * an MRC packet in a broken envelope. The expected envelopes are written
  * here byte by byte from the wire description, not with the BPF code.
  */
+#include "mrc_xdp_test.h"
 #include "srv6_test.h"
 
 /* fd00:5::/32, the lab's locator block, as the QP keeps it. */
