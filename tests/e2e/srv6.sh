@@ -7,7 +7,7 @@
 # uSIDs alone, tshark showing the SRH, and a spine blackholed in the
 # middle of a verified transfer: its EVs go ASSUMED_BAD, the transfer goes
 # on over the other spine, mrcd's probes (in the envelope too) bring them
-# back once the fault is cleared.
+# back once the fault is cleared. UDP GSO bursts in envelopes too.
 . "$(dirname "$0")/lib.sh"
 
 RATE=${SRV6_RATE:-300mbit}
@@ -89,6 +89,25 @@ check "64 MiB over the explicit list, verified" srv6_client --size 1m --bytes 64
 check "verified" eq "$(cj .verified)" true
 n=$(spine_bytes 5000000)
 check "every spine of every plane carries data" eq "$n" $((PLANES * SPINES))
+end
+
+begin srv6.gso_bursts
+# UDP GSO bursts of 8 (one EV each): TC envelopes the whole burst, the
+# kernel cuts it into packets each in its own envelope (at the last hop).
+for h in h1 h2; do
+	check "$h: profile 1 offline" mrcctl_on "$h" profile ev offline 1
+	check "$h: bursts of 8" mrcctl_on "$h" profile ev set 1 --burst 8
+	check "$h: online" mrcctl_on "$h" profile ev online 1
+done
+check "64 MiB in bursts, verified" srv6_client --size 1m --bytes 64m --verify --ev-profile 1
+check "verified" eq "$(cj .verified)" true
+check "no envelope refused at h2" eq "$(malformed_drops h2)" 0
+check "no burst refused at h1" eq "$(mrcctl_on h1 --json stats | jq -r '.drops.bad_gso')" 0
+for h in h1 h2; do
+	mrcctl_on "$h" profile ev offline 1 > /dev/null
+	mrcctl_on "$h" profile ev set 1 --burst 1 > /dev/null
+	mrcctl_on "$h" profile ev online 1 > /dev/null
+done
 end
 
 begin srv6.tshark_shows_srh
