@@ -166,6 +166,10 @@ others_bad=$(jq '[.[] | select((.plane != 1 or (.ev | test("^0x1002"))) and
 echo "    plane 1, uSID 0x1001: $bad of $hit EVs ASSUMED_BAD; elsewhere: $others_bad" >&2
 check "the blackholed spine's EVs are ASSUMED_BAD" eq "$bad" "$hit"
 check "the other paths' EVs are not" between "$others_bad" 0 2
+# No path discovery for SRv6 tables: the uSIDs, numbered in order, are the paths.
+misnamed=$(jq '[.[] | select(((.ev | test("^0x1001")) and .path != 1) or
+	((.ev | test("^0x1002")) and .path != 2))] | length' "$tmp/evs.json")
+check "path = the uSID's rank (0x1001 -> 1, 0x1002 -> 2)" eq "$misnamed" 0
 # mrcd probes ASSUMED_BAD EVs all the time: in the envelope, over the dead
 # spine, so they stay down (a probe that went by ECMP would be answered).
 sleep 1
@@ -190,4 +194,13 @@ check "the transfer completes" eq "$rc" 0
 check "verified" eq "$(jq -r .verified "$tmp/long.json")" true
 after=$(stats_json | jq '.spines[] | select(.plane == 1 and .spine == 1) | .packets')
 check "spine p1-s1 used again after the repair" between "$((after - before))" 1 100000000
+end
+
+begin srv6.ipv4_peer_refused
+# SRv6 EVs ride IPv6 only: a QP to an IPv4 address cannot build its table.
+H2=$(lab addr h2 1)
+srv6_client --size 64k --bytes 1m --ev-profile 1 2> /dev/null
+rc=$?
+check "mrc-perf fails" between "$rc" 1 255
+check "and says why" grep -qi 'address family\|EAFNOSUPPORT\|not supported' "$tmp/c.err"
 end
