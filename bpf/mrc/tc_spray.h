@@ -284,11 +284,13 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 		return TC_ACT_OK;
 	/*
 	 * An EV learned from data in an SRv6 envelope carries its uSID: the
-	 * acknowledgement goes back through the same spine in one too.
+	 * acknowledgement goes back through the same spine in one too. If
+	 * that fails (no block) it still goes, without: late is worse than
+	 * by another path.
 	 */
 	if (info->ev_format == MRC_EVF_SRV6 && (ev >> 16) &&
-	    l4->l3_proto == ETH_P_IPV6 && srv6_put_on_skb(skb, ev, info->srv6_block))
-		return TC_ACT_OK;
+	    l4->l3_proto == ETH_P_IPV6)
+		srv6_put_on_skb(skb, ev, info->srv6_block);
 	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 

@@ -279,8 +279,8 @@ TEST_CASE(test_srv6_xdp_not_ours, "mrc.srv6_xdp_not_ours")
 
 /*
  * Acknowledgements of an SRv6 QP go back over a learned EV in an envelope
- * of the uSID that EV came through; an EV learned without one (uSID 0)
- * leaves without an envelope.
+ * of the uSID that EV came through; an EV learned without one (uSID 0),
+ * or a QP without a block, leaves without an envelope.
  */
 TEST_CASE(test_srv6_tc_ack, "mrc.srv6_tc_ack")
 {
@@ -313,6 +313,13 @@ TEST_CASE(test_srv6_tc_ack, "mrc.srv6_tc_ack")
 
 	rev.ev[0][0] = 0x3000;
 	put_rev(&rev);
+	run_tc(pkt, len, &r);
+	expect_stamped(&r, pkt, len, 0x3000, 0);
+
+	/* No block to build the carrier: the SACK still goes, without. */
+	rev.ev[0][0] = 0x1002u << 16 | 0x3000;
+	put_rev(&rev);
+	set_block(0);
 	run_tc(pkt, len, &r);
 	expect_stamped(&r, pkt, len, 0x3000, 0);
 }
