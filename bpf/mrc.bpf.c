@@ -20,10 +20,11 @@
  *          or fatal QP error (mrc/ack_rx.h).
  *   PROBE  steered to the owner like DATA (it answers with a SACK).
  *   EP     endpoint control: EV probes, port status (mrc/probes.h).
+ *   An SRv6 envelope (SRv6 EVs) is taken off first (mrc/srv6.h).
  *
  * mrc_tc_tx (TC, every plane interface, egress): the per-packet path
  *   choice. Gives each outgoing DATA packet of a QP the next entropy value
- *   of the QP's rotation (UDP source port, IPv6 flow label)
+ *   of the QP's rotation (UDP source port, IPv6 flow label, SRv6 envelope)
  *   (mrc/tc_spray.h, mrc/tc_stamp.h); spreads SACKs and NACKs over the
  *   paths the data came on; writes an ICRC QP's ICRC trailers after the
  *   last rewrite (mrc/icrc.h); stamps mrcd's EV probes.
@@ -45,6 +46,7 @@
 #include "mrc/ack_rx.h"
 #include "mrc/probes.h"
 #include "mrc/tc_spray.h"
+#include "mrc/srv6.h"
 
 /*
  * Not an MRC packet: to the next XDP program if the operator chained one
@@ -62,6 +64,10 @@ int mrc_xdp_rx(struct xdp_md *ctx)
 	struct mrc_pkt p = {};
 	int ret;
 
+	/* An SRv6 EV's envelope comes off first (mrc/srv6.h). */
+	ret = srv6_take_out(ctx, &p);
+	if (ret < 0)
+		return count_drop(-ret);
 	pkt_from_xdp(&p, ctx);
 	ret = parse_mrc(&p, PKT_WHOLE_FRAME);
 	if (ret == 0)
@@ -91,7 +97,6 @@ int mrc_tc_tx(struct __sk_buff *skb)
 {
 	struct mrc_pkt p = {};
 	__u32 slot = 0;
-	int icrc;
 
 	if (skb->mark == MRC_SKB_MARK_SPRAYED)
 		return TC_ACT_OK;	/* moved here from another plane */
@@ -115,10 +120,8 @@ int mrc_tc_tx(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	if (mrc_opcode_is_data(p.opcode))
 		return spray_data(skb, &p, slot);
-	if (p.opcode == MRC_OP_SACK || p.opcode == MRC_OP_NACK) {
-		icrc = ctrl_wants_icrc(&p, slot);
-		return finish_ctrl(skb, &p.l4, icrc, spray_ack(skb, &p, slot));
-	}
+	if (p.opcode == MRC_OP_SACK || p.opcode == MRC_OP_NACK)
+		return spray_ack(skb, &p, slot, ctrl_wants_icrc(&p, slot));
 	if (p.opcode == MRC_OP_PROBE)
 		return finish_ctrl(skb, &p.l4, ctrl_wants_icrc(&p, slot), TC_ACT_OK);
 	return TC_ACT_OK;

@@ -96,7 +96,9 @@ static __always_inline void learn_reverse_ev(__u32 slot, struct mrc_pkt *p)
 		return;
 	plane = (plane - 1) & (MRC_MAX_PLANES_ABI - 1);
 	i = __sync_fetch_and_add(&rev->next[plane], 1) % MRC_REV_EVS;
-	rev->ev[plane][i & (MRC_REV_EVS - 1)] = bpf_ntohs(p->udp->source);
+	/* An SRv6 EV: the uSID it came through above the port (mrc/srv6.h). */
+	rev->ev[plane][i & (MRC_REV_EVS - 1)] = (__u32)p->srv6_usid << 16 |
+						 bpf_ntohs(p->udp->source);
 }
 
 /*

@@ -43,6 +43,8 @@ struct mrc_pkt {
 	__u8 opcode;
 	__u8 flags;
 	__u32 ifindex;		/* where it arrived / leaves: tells the plane */
+	__u32 srv6_block;	/* came in an SRv6 envelope (mrc/srv6.h): its block */
+	__u16 srv6_usid;	/* ... and uSID; 0 = no envelope */
 	void *ctx;		/* struct xdp_md * or struct __sk_buff *, for helpers */
 };
 

@@ -20,6 +20,7 @@
 #include "mrc/parse.h"
 #include "mrc/xdp_rewrite.h"
 #include "mrc/tc_stamp.h"
+#include "mrc/srv6.h"
 
 /*
  * The UDP length must be the IP payload's (IPv4 total length less its
@@ -147,6 +148,10 @@ static __always_inline int answer_ev_probe(struct mrc_pkt *p,
 	eh->service_ns = service;
 	new_sum = *op_word + words32(service);
 	udp_csum_update(p->udp, old_sum, new_sum);
+	/* In an SRv6 envelope: the answer goes back over the same uSID. */
+	if (p->srv6_usid &&
+	    srv6_put_on_xdp(p->ctx, p->srv6_block, p->srv6_usid))
+		return ep_drop(MRC_DROP_MALFORMED);
 	cs = ctl_stats();
 	if (cs)
 		cs->probes_answered++;
@@ -263,6 +268,13 @@ static __always_inline int stamp_probe(struct __sk_buff *skb,
 	if (stamp_ev(skb, l4, bpf_ntohl(eh.ev),
 		     eh.flags & MRC_EPH_F_STEV ? MRC_EVF_STEV : MRC_EVF_UDP))
 		return TC_ACT_OK;
+	/* Last (it moves the headers): an SRv6 EV's envelope. */
+	if ((eh.flags & MRC_EPH_F_SRV6) &&
+	    (l4->l3_proto != ETH_P_IPV6 ||
+	     srv6_put_on_skb(skb, bpf_ntohl(eh.ev), eh.srv6_block))) {
+		count_drop(MRC_DROP_MALFORMED);
+		return TC_ACT_SHOT;
+	}
 	cs = ctl_stats();
 	if (cs)
 		cs->probes_stamped++;

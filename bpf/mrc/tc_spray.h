@@ -21,6 +21,7 @@
 #include "mrc/tc_stamp.h"
 #include "mrc/tc_gso.h"
 #include "mrc/icrc.h"
+#include "mrc/srv6.h"
 
 struct shuffle_ctx {
 	struct mrc_qp_evs *evs;
@@ -195,9 +196,19 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 		plane = plane_of_ifindex(skb->ifindex);
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
 		return leave_unsprayed(skb, l4, info);
-	/* Last: the ICRC covers the EV and the plane's addresses. */
+	/* The ICRC covers the EV and the plane's addresses. */
 	if ((info->flags & MRC_QP_F_ICRC) && icrc_fill(skb, l4)) {
 		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
+	/*
+	 * Last, as it moves every header: an SRv6 EV's envelope. Without
+	 * it the packet would not take the EV's path: it is not sent.
+	 */
+	if (info->ev_format == MRC_EVF_SRV6 &&
+	    (l4->l3_proto != ETH_P_IPV6 ||
+	     srv6_put_on_skb(skb, e->ev, info->srv6_block))) {
+		count_drop(MRC_DROP_MALFORMED);
 		return TC_ACT_SHOT;
 	}
 
@@ -230,13 +241,46 @@ static __always_inline int plane_is_down(__u32 plane)
 }
 
 /*
+ * Does a control packet the QP sends (SACK, NACK, PROBE) carry an ICRC?
+ * Asked before spraying rewrites the packet (its pointers die): only an
+ * ICRC QP's own packets (its key; another process's are none of its
+ * business), which carry libmrc's 4 zero bytes at their end.
+ */
+static __always_inline int ctrl_wants_icrc(const struct mrc_pkt *pkt,
+					   __u32 slot)
+{
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+
+	return info && (info->flags & MRC_QP_F_ICRC) && is_own_packet(pkt, info);
+}
+
+/*
+ * The last step of such a packet but an SRv6 envelope, whatever way
+ * spraying went: its ICRC, now that the EV and the plane's addresses are
+ * final. SHOT and a counted
+ * drop when it cannot be written (the peer would drop it as corrupt).
+ */
+static __always_inline int finish_ctrl(struct __sk_buff *skb,
+				       const struct l4_info *l4, int icrc,
+				       int verdict)
+{
+	if (!icrc || verdict == TC_ACT_SHOT)
+		return verdict;
+	if (icrc_fill(skb, l4)) {
+		count_drop(MRC_DROP_BAD_ICRC);
+		return TC_ACT_SHOT;
+	}
+	return verdict;
+}
+
+/*
  * SACK/NACK from the responder: spread over the planes and the EVs the
  * data direction used on each (learned by XDP), so acknowledgements take
  * working paths too and no single path carries them all. A plane whose
  * link is down is passed over.
  */
 static __always_inline int spray_ack(struct __sk_buff *skb,
-				     const struct mrc_pkt *pkt, __u32 slot)
+				     const struct mrc_pkt *pkt, __u32 slot, int icrc)
 {
 	const struct l4_info *l4 = &pkt->l4;
 	struct mrc_rev_evs *rev = bpf_map_lookup_elem(&mrc_rev_evs, &slot);
@@ -244,7 +288,7 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 	__u32 plane = 0, ev = 0, ifindex = 0;
 
 	if (!rev || !info || !info->n_peer_addrs || !is_own_packet(pkt, info))
-		return TC_ACT_OK;
+		return finish_ctrl(skb, l4, icrc, TC_ACT_OK);
 	for (int i = 0; i < MRC_MAX_PLANES_ABI; i++) {
 		__u32 p = __sync_fetch_and_add(&rev->pick, 1) % info->n_peer_addrs;
 		__u32 filled, slot_i;
@@ -265,45 +309,25 @@ static __always_inline int spray_ack(struct __sk_buff *skb,
 			break;
 		}
 	}
-	if (!ev)
-		return TC_ACT_OK;	/* nothing learned yet */
+	if (!ev)	/* nothing learned yet */
+		return finish_ctrl(skb, l4, icrc, TC_ACT_OK);
 	if (plane != plane_of_ifindex(skb->ifindex))
 		ifindex = move_to_plane(skb, l4, info, plane);
 	if (stamp_ev(skb, l4, ev, MRC_EVF_UDP))
-		return TC_ACT_OK;
-	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
-}
-
-/*
- * Does a control packet the QP sends (SACK, NACK, PROBE) carry an ICRC?
- * Asked before spraying rewrites the packet (its pointers die): only an
- * ICRC QP's own packets (its key; another process's are none of its
- * business), which carry libmrc's 4 zero bytes at their end.
- */
-static __always_inline int ctrl_wants_icrc(const struct mrc_pkt *pkt,
-					   __u32 slot)
-{
-	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
-
-	return info && (info->flags & MRC_QP_F_ICRC) && is_own_packet(pkt, info);
-}
-
-/*
- * The last step of such a packet, whatever way spraying went: its ICRC,
- * now that the EV and the plane's addresses are final. SHOT and a counted
- * drop when it cannot be written (the peer would drop it as corrupt).
- */
-static __always_inline int finish_ctrl(struct __sk_buff *skb,
-				       const struct l4_info *l4, int icrc,
-				       int verdict)
-{
-	if (!icrc || verdict == TC_ACT_SHOT)
-		return verdict;
-	if (icrc_fill(skb, l4)) {
-		count_drop(MRC_DROP_BAD_ICRC);
+		return finish_ctrl(skb, l4, icrc, TC_ACT_OK);
+	/* The ICRC before any envelope: the peer checks it with the envelope off. */
+	if (finish_ctrl(skb, l4, icrc, TC_ACT_OK) == TC_ACT_SHOT)
 		return TC_ACT_SHOT;
-	}
-	return verdict;
+	/*
+	 * An EV learned from data in an SRv6 envelope carries its uSID: the
+	 * acknowledgement goes back through the same spine in one too. If
+	 * that fails (no block) it still goes, without: late is worse than
+	 * by another path.
+	 */
+	if (info->ev_format == MRC_EVF_SRV6 && (ev >> 16) &&
+	    l4->l3_proto == ETH_P_IPV6)
+		srv6_put_on_skb(skb, ev, info->srv6_block);
+	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
 }
 
 #endif /* MRC_BPF_TC_SPRAY_H */

@@ -272,7 +272,7 @@ struct mrc_eph {
 	__u16	reply_port;	/* requester's socket port (TC fills it in) */
 	__u16	rsvd;
 	__u32	service_ns;	/* responder: time from arrival to XDP_TX */
-	__u32	rsvd2;
+	__u32	srv6_block;	/* MRC_EPH_F_SRV6: locator block (network order), else 0 */
 	__u64	t_tx_ns;	/* requester TC egress time (bpf_ktime_get_ns) */
 	__u64	t_rx_ns;	/* requester XDP ingress time of the response */
 };
@@ -280,6 +280,12 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
 
 /* eph.flags: the EV is in STEV format (high 16 bits go in the flow label). */
 #define MRC_EPH_F_STEV	0x01
+/*
+ * eph.flags: the EV is in SRv6 format (high 16 bits are the uSID); srv6_block
+ * holds the locator block (network byte order). TC puts the request in
+ * its SRv6 envelope, the responder's XDP answers in one over the same uSID.
+ */
+#define MRC_EPH_F_SRV6	0x02
 
 /*
  * A reliability probe (MRC_OP_PROBE) is a bare BTH with ACK_REQ set and the
@@ -304,7 +310,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		5	/* 5: MRC_QP_F_ICRC, drop reason BAD_ICRC */
+#define MRC_ABI_VERSION		6	/* 6: SRv6 EVs (MRC_EVF_SRV6, srv6_block fields) */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
@@ -349,7 +355,26 @@ enum mrc_qp_state_code {
 enum mrc_ev_format {
 	MRC_EVF_UDP	= 0,	/* UDP source port only (IPv4 and IPv6) */
 	MRC_EVF_STEV	= 1,	/* low 16 bits UDP sport, high 16 in the flow label */
+	/*
+	 * IPv6 only: low 16 bits UDP sport, high 16 the micro-SID (uSID) of
+	 * the node the packet must cross (the spine). TC puts the packet in
+	 * an SRv6 envelope (docs/WIRE.md section 13) whose uSID carrier is
+	 * the QP's srv6_block followed by that uSID; the receiver's XDP
+	 * takes it out.
+	 */
+	MRC_EVF_SRV6	= 2,
 };
+
+/*
+ * The SRv6 envelope TC puts in front of the inner IPv6 header: an outer
+ * IPv6 header (40 bytes) and a segment routing header with two segments
+ * (8 + 2 x 16 bytes): segment 1 the uSID carrier, segment 0 the
+ * destination, Segments Left 1.
+ */
+#define MRC_SRV6_ENCAP_LEN	80
+#define MRC_SRV6_SRH_LEN	40
+#define MRC_SRV6_SEGS		2
+#define MRC_SRV6_ROUTING_TYPE	4	/* IPv6 routing header type: SRH */
 
 /*
  * Static description of a QP, written by libmrc when the QP reaches RTR,
@@ -378,8 +403,13 @@ struct mrc_qp_info {
 	__u32	local_key;
 	__u32	peer_key;
 	__u32	flags;		/* enum mrc_qp_info_flags */
+	/*
+	 * MRC_EVF_SRV6: the uSID locator block, the carrier's first 32 bits
+	 * (network byte order, e.g. fd00:5::/32 is 0xfd000005 big endian).
+	 */
+	__u32	srv6_block;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 168);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 172);
 
 /* The RoCEv2 ICRC trailer, and the BTH bytes it masks (mrc/icrc.h). */
 #define MRC_ICRC_LEN		4
@@ -924,8 +954,9 @@ struct mrc_ev_profile_rec {
 	struct mrc_ev_field_rec field[MRC_EV_MAX_FIELDS];
 	struct mrc_ev_explicit_rec explicit_evs[MRC_MAX_EVS];
 	__u32	gso_burst;	/* packets of one EV per UDP GSO send (send.c) */
+	__u32	srv6_block;	/* MRC_EVF_SRV6: locator block, network order */
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 200 + 8 * MRC_MAX_EVS);
+MRC_ABI_ASSERT_SIZE(struct mrc_ev_profile_rec, 204 + 8 * MRC_MAX_EVS);
 /* At most UDP_MAX_SEGMENTS of old kernels; TC's loops walk this many. */
 #define MRC_GSO_BURST_MAX	64
 #define MRC_GSO_BURST_DEFAULT	1

@@ -134,6 +134,13 @@ struct sack_spec sspec(__u32 cack, __u64 bitmap);
 size_t build_sack(__u8 *m, const struct sack_spec *s);
 size_t sack_frame(__u8 *buf, const struct hdrs *h, const struct sack_spec *s);
 
+/*
+ * An IPv6 frame `plain` in the SRv6 envelope of docs/WIRE.md section 13
+ * as it reaches its destination (Segments Left 0, the spine's End done),
+ * with uSID carrier `carrier`; MRC_SRV6_ENCAP_LEN bytes longer.
+ */
+size_t srv6_wrap(__u8 *out, const __u8 *plain, size_t len, const __u8 carrier[16]);
+
 /* ---- program runs -------------------------------------------------------- */
 
 struct run {

@@ -803,3 +803,30 @@ int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx)
 			MFD(mrc_qps));
 	return 0;
 }
+
+/*
+ * `plain` (an Ethernet frame with IPv6) in the envelope as it arrives at
+ * the destination: the spine's End made segment 0 the destination, so
+ * Segments Left is 0 and the outer destination is the inner one.
+ */
+size_t srv6_wrap(__u8 *out, const __u8 *plain, size_t len, const __u8 carrier[16])
+{
+	const __u8 *in = plain + ETH_LEN;
+	__u8 *o = out + ETH_LEN, *srh = o + IP6_LEN;
+
+	memcpy(out, plain, ETH_LEN);
+	memcpy(o, in, IP6_LEN);
+	put16(o + 4, (__u16)(get16(in + 4) + IP6_LEN + MRC_SRV6_SRH_LEN));
+	o[6] = 43;				/* next header: routing */
+	srh[0] = 41;				/* next header: IPv6 */
+	srh[1] = 4;				/* 2 segments x 16 bytes / 8 */
+	srh[2] = 4;				/* routing type: SRH */
+	srh[3] = 0;				/* segments left */
+	srh[4] = 1;				/* last entry */
+	srh[5] = 0;				/* flags */
+	put16(srh + 6, 0);			/* tag */
+	memcpy(srh + 8, in + 24, 16);		/* segment 0: the destination */
+	memcpy(srh + 24, carrier, 16);		/* segment 1: the carrier */
+	memcpy(out + ETH_LEN + MRC_SRV6_ENCAP_LEN, in, len - ETH_LEN);
+	return len + MRC_SRV6_ENCAP_LEN;
+}

@@ -60,11 +60,21 @@
  *                     same steady state as mrc_xdp_rx_sack's ns_per_sack,
  *                     plus the check over its 96 bytes after Ethernet.
  *   xdp_pass, tc_pass the trivial programs, on the DATA packets.
+ *   srv6              SRv6 EVs (bpf/mrc/srv6.h): the same DATA over IPv6,
+ *                     plain and in the envelope, XDP taking it off and TC
+ *                     putting it on (EVs with uSID 0x1001, block
+ *                     fd00:5::/32). A run changes the packet's length, so
+ *                     the kernel's repeat would run the next ones on the
+ *                     changed packet: these are means of SRV6_RUNS single
+ *                     runs each (harness overhead included, the same for
+ *                     plain and enveloped), and the difference is the
+ *                     envelope's cost.
  *
  * Each figure is the median of --batches batches of --repeat runs. After
  * every batch the verdict and the counters are checked (every run must
  * have taken the path named above); anything else is an error.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -90,6 +100,7 @@ TEST_STATE_DEFINE;
 #define DEFAULT_BATCHES	5
 #define MAX_BATCHES	101
 #define SINGLE_RUNS	20	/* single runs averaged per batch */
+#define SRV6_RUNS	2000	/* single runs per SRv6 figure and batch */
 
 #define SCENE_EVS	256
 #define EV_BASE		0xC000
@@ -680,6 +691,71 @@ static double median(const double *v, __u32 n)
 
 /* ---- output ------------------------------------------------------------------------ */
 
+/* ---- SRv6: plain vs enveloped, single runs ---------------------------------------- */
+
+enum srv6_id { S_XDP_PLAIN, S_XDP_ENV, S_TC_PLAIN, S_TC_ENV, S_N };
+static const char *const srv6_key[S_N] = {
+	"xdp_data_ipv6", "xdp_data_srv6", "tc_data_ipv6", "tc_data_srv6" };
+static double *srv6_batch[S_N], srv6_median[S_N];
+static __u8 s6_rx[PKT_MAX], s6_rx_env[PKT_MAX], s6_tx[PKT_MAX];
+static size_t s6_rx_len, s6_rx_env_len, s6_tx_len;
+
+static void srv6_packets(void)
+{
+	static const __u8 carrier[16] = { 0xfd, 0x00, 0x00, 0x05, 0x10, 0x01 };
+	struct data_spec d = dspec(MRC_OP_WRITE_ONLY, DATA_PSN, PAYLOAD);
+	struct hdrs h = rx6();
+
+	s6_rx_len = data_frame(s6_rx, &h, &d);
+	s6_rx_env_len = srv6_wrap(s6_rx_env, s6_rx, s6_rx_len, carrier);
+	h = tx6();
+	d = dspec(MRC_OP_WRITE_ONLY, TC_PSN, PAYLOAD);
+	d.dqpn = REMOTE_QPN;
+	d.key = PEER_KEY;
+	s6_tx_len = data_frame(s6_tx, &h, &d);
+}
+
+/* The QP's EVs with uSID 0x1001 and format SRv6 (on), or as set up (off). */
+static void srv6_scene(int on)
+{
+	static struct mrc_qp_evs evs;
+	struct mrc_qp_info q;
+
+	get_evs(&evs);
+	for (__u32 i = 0; i < SCENE_EVS; i++)
+		evs.ev[i].ev = (on ? 0x1001u << 16 : 0) | (EV_BASE + i);
+	put_evs(&evs);
+	get_qp(&q);
+	q.ev_format = on ? MRC_EVF_SRV6 : MRC_EVF_UDP;
+	q.srv6_block = on ? htonl(0xfd000005) : 0;
+	put_qp(&q);
+}
+
+static double srv6_runs(enum srv6_id id)
+{
+	int tc = id == S_TC_PLAIN || id == S_TC_ENV;
+	const __u8 *pkt = id == S_XDP_PLAIN ? s6_rx : id == S_XDP_ENV ? s6_rx_env : s6_tx;
+	size_t len = id == S_XDP_PLAIN ? s6_rx_len : id == S_XDP_ENV ? s6_rx_env_len : s6_tx_len;
+	int prog = bpf_program__fd(tc ? skel->progs.mrc_tc_tx : skel->progs.mrc_xdp_rx);
+	size_t want_len = id == S_TC_ENV ? s6_tx_len + MRC_SRV6_ENCAP_LEN :
+			  id == S_XDP_ENV ? s6_rx_len : len;
+	__u64 drops = drops_total();
+	double sum = 0;
+
+	srv6_scene(id == S_TC_ENV);
+	for (int i = 0; i < SRV6_RUNS; i++) {
+		run_prog(prog, pkt, len, 1, &run_buf);
+		expect_run(srv6_key[id], &run_buf, tc, tc ? TC_ACT_OK : XDP_PASS);
+		if (run_buf.out_len != want_len)
+			die("%s: %u bytes out, not %zu", srv6_key[id], run_buf.out_len, want_len);
+		sum += run_buf.duration;
+	}
+	srv6_scene(0);
+	if (drops_total() != drops)
+		die("%s: packets dropped", srv6_key[id]);
+	return sum / SRV6_RUNS;
+}
+
 static void print_text(const struct opts *o)
 {
 	printf("%s: bpf_prog_test_run, %u runs a batch, median of %u batch%s "
@@ -697,6 +773,11 @@ static void print_text(const struct opts *o)
 			printf("   single runs: %.1f ns", m->single_median);
 		putchar('\n');
 	}
+	printf("  SRv6 EVs (means of %d single runs, IPv6 DATA of 1 KiB): XDP %.1f ns plain, "
+	       "%.1f ns taking the envelope off (+%.1f); TC %.1f ns plain, %.1f ns putting "
+	       "it on (+%.1f)\n", SRV6_RUNS, srv6_median[S_XDP_PLAIN], srv6_median[S_XDP_ENV],
+	       srv6_median[S_XDP_ENV] - srv6_median[S_XDP_PLAIN], srv6_median[S_TC_PLAIN],
+	       srv6_median[S_TC_ENV], srv6_median[S_TC_ENV] - srv6_median[S_TC_PLAIN]);
 }
 
 static void print_json(const struct opts *o)
@@ -716,6 +797,9 @@ static void print_json(const struct opts *o)
 			printf("%s%.1f", b ? ", " : "", m->batch[b]);
 		printf("]}");
 	}
+	printf("}, \"srv6_single_runs\": {");
+	for (int i = 0; i < S_N; i++)
+		printf("%s\"%s\": %.1f", i ? ", " : "", srv6_key[i], srv6_median[i]);
 	printf("}}\n");
 }
 
@@ -734,6 +818,7 @@ int main(int argc, char **argv)
 	if (err)
 		die("loading the trivial programs: %s", strerror(-err));
 	setup_scene();
+	srv6_packets();
 
 	for (int i = 0; i < M_N; i++) {
 		meas[i].batch = calloc(o.batches, sizeof(double));
@@ -742,6 +827,9 @@ int main(int argc, char **argv)
 		if (!meas[i].batch || !meas[i].single || !meas[i].wake)
 			die("out of memory");
 	}
+	for (int i = 0; i < S_N; i++)
+		if (!(srv6_batch[i] = calloc(o.batches, sizeof(double))))
+			die("out of memory");
 	/* Batches interleaved across programs: load changes hit all alike. */
 	for (__u32 b = 0; b < o.batches; b++) {
 		for (int i = 0; i < M_N; i++)
@@ -749,7 +837,11 @@ int main(int argc, char **argv)
 		meas[M_SACK].single[b] = single_runs(M_SACK, 0);
 		meas[M_SACK].wake[b] = single_runs(M_SACK, 1);
 		meas[M_XDP_PASS].single[b] = single_runs(M_XDP_PASS, 0);
+		for (int i = 0; i < S_N; i++)
+			srv6_batch[i][b] = srv6_runs(i);
 	}
+	for (int i = 0; i < S_N; i++)
+		srv6_median[i] = median(srv6_batch[i], o.batches);
 	for (int i = 0; i < M_N; i++) {
 		meas[i].median = median(meas[i].batch, o.batches);
 		meas[i].single_median = median(meas[i].single, o.batches);
@@ -765,5 +857,7 @@ int main(int argc, char **argv)
 		free(meas[i].single);
 		free(meas[i].wake);
 	}
+	for (int i = 0; i < S_N; i++)
+		free(srv6_batch[i]);
 	return 0;
 }

@@ -81,7 +81,7 @@ const char *cmd_ev_state_name(uint8_t s)
 const char *cmd_ev_format_name(uint32_t f)
 {
 	return f == MRC_EVF_UDP ? "UDP" : f == MRC_EVF_STEV ? "STEV" :
-	       f == EV_FMT_SRV6 ? "SRV6" : "?";
+	       f == MRC_EVF_SRV6 ? "SRV6" : "?";
 }
 
 /* Fields of struct mrc_drop_stats, in order (enum mrc_drop_reason). */

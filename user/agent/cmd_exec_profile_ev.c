@@ -5,6 +5,7 @@
  */
 #include "agent/cmd_exec.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,20 @@ static int write_ev_profile(struct ctx *c, const struct ev_profile *p,
 	return rc;
 }
 
+/* An SRv6 locator block as mrcctl takes it: "fd00:5::/32", "-" for none. */
+static const char *srv6_block_str(uint32_t block_be, char *buf, size_t size)
+{
+	unsigned char a[16] = {};
+
+	if (!block_be)
+		return "-";
+	memcpy(a, &block_be, 4);
+	if (!inet_ntop(AF_INET6, a, buf, (socklen_t)size))
+		return "?";
+	strncat(buf, "/32", size - strlen(buf) - 1);
+	return buf;
+}
+
 static void ev_profile_json(struct json *j, const struct ev_profile *p,
 			    uint32_t backups)
 {
@@ -65,6 +80,11 @@ static void ev_profile_json(struct json *j, const struct ev_profile *p,
 	j_str(j, "type", ev_profile_type_name(p->type));
 	j_str(j, "state", ev_profile_state_name(p->state));
 	j_str(j, "format", cmd_ev_format_name(p->format));
+	if (p->format == MRC_EVF_SRV6) {
+		char block[INET6_ADDRSTRLEN + 4];
+
+		j_str(j, "srv6_block", srv6_block_str(p->srv6_block, block, sizeof(block)));
+	}
 	j_u64(j, "ev_count", p->ev_count);
 	j_u64(j, "min_active", p->ev_min_active);
 	j_u64(j, "backups_per_plane", backups);
@@ -110,6 +130,12 @@ static void ev_profile_text(struct ctx *c, const struct ev_profile *p,
 		p->ev_count, p->ev_min_active, backups, p->event_mask);
 	fprintf(c->out, "  gso_burst %u (packets of one EV per UDP GSO send)\n",
 		p->gso_burst);
+	if (p->format == MRC_EVF_SRV6) {
+		char block[INET6_ADDRSTRLEN + 4];
+
+		fprintf(c->out, "  srv6-block %s (uSID carrier: block, the EV's high 16 bits)\n",
+			srv6_block_str(p->srv6_block, block, sizeof(block)));
+	}
 	fprintf(c->out, "  fmt-fields ");
 	for (i = 0; i < p->layout.n_fmt && i < EV_MAX_FIELDS; i++)
 		fprintf(c->out, "%s%u", i ? "," : "", p->layout.fmt[i]);
@@ -201,10 +227,14 @@ static int apply_ev_profile_edit(struct ctx *c, struct ev_profile *p,
 
 	if (p->state == EV_PROFILE_STATE_ONLINE &&
 	    (format || e->has_fmt_fields || e->n_fields || e->has_explicit ||
-	     e->has_count || e->has_min_active || e->has_backups || e->has_burst))
+	     e->has_count || e->has_min_active || e->has_backups || e->has_burst ||
+	     e->has_srv6_block))
 		return failure(c, "profile %u is ONLINE: take it OFFLINE to edit it "
 			       "(mrcctl profile ev offline %u)", p->id, p->id);
 	if (format && ev_profile_set_format(p, e->format, err, sizeof(err)))
+		return failure(c, "%s", err);
+	if (e->has_srv6_block &&
+	    ev_profile_set_srv6_block(p, e->srv6_block, err, sizeof(err)))
 		return failure(c, "%s", err);
 	if (e->has_fmt_fields &&
 	    ev_profile_set_fmt_fields(p, e->fmt, e->n_fmt, err, sizeof(err)))

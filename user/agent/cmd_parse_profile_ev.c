@@ -15,7 +15,7 @@
 /* create's and set's options as typed; checked once all are read. */
 struct ev_profile_edit {
 	const char *type, *format, *fmt_fields, *ev_list, *count, *min_active;
-	const char *backups, *event_mask, *burst;
+	const char *backups, *event_mask, *burst, *srv6_block;
 	const char *fields[EV_MAX_FIELDS];
 	unsigned int n_fields;
 	bool any;
@@ -36,6 +36,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 		{ "min-active", required_argument, NULL, 'a' },
 		{ "backups", required_argument, NULL, 'b' },
 		{ "burst", required_argument, NULL, 'B' },
+		{ "srv6-block", required_argument, NULL, 'S' },
 		COMMON_OPTS, {}
 	};
 	int o;
@@ -51,6 +52,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 		case 'a': e->min_active = optarg; break;
 		case 'b': e->backups = optarg; break;
 		case 'B': e->burst = optarg; break;
+		case 'S': e->srv6_block = optarg; break;
 		case 'f':
 			if (e->n_fields >= EV_MAX_FIELDS)
 				return usage_error(io, "at most %d --field options", EV_MAX_FIELDS);
@@ -64,7 +66,7 @@ static int read_ev_profile_opts(const struct cmd_parse_io *io, struct cmd_req *r
 	if (create && !e->type)
 		return usage_error(io, "--type explicit|generated|auto is required");
 	if (create && (e->fmt_fields || e->n_fields || e->ev_list || e->event_mask))
-		return usage_error(io, "create takes --type, --format, --count, "
+		return usage_error(io, "create takes --type, --format, --srv6-block, --count, "
 				   "--min-active, --backups and --burst; the rest is for "
 				   "'mrcctl profile ev set'");
 	if (!create && e->type)
@@ -93,9 +95,9 @@ static int parse_format(const struct cmd_parse_io *io, const char *s, uint32_t *
 	else if (!strcasecmp(s, "stev"))
 		*f = MRC_EVF_STEV;
 	else if (!strcasecmp(s, "srv6"))
-		*f = EV_FMT_SRV6;	/* refused by ev_profile.c, with its reason */
+		*f = MRC_EVF_SRV6;
 	else
-		return usage_error(io, "--format: '%s' is not udp or stev", s);
+		return usage_error(io, "--format: '%s' is not udp, stev or srv6", s);
 	return 0;
 }
 
@@ -139,6 +141,10 @@ static int check_ev_profile_edit(const struct cmd_parse_io *io,
 	if (e->format && parse_format(io, e->format, &r->format))
 		return AGENT_EXIT_USAGE;
 	r->has_format = e->format != NULL;
+	if (e->srv6_block && ev_parse_srv6_block(e->srv6_block, &r->srv6_block,
+						 err, sizeof(err)))
+		return usage_error(io, "--srv6-block: %s", err);
+	r->has_srv6_block = e->srv6_block != NULL;
 	if (e->fmt_fields && ev_parse_fmt_fields(e->fmt_fields, r->fmt, EV_MAX_FIELDS,
 						 &r->n_fmt, err, sizeof(err)))
 		return usage_error(io, "--fmt-fields %s: %s", e->fmt_fields, err);
@@ -194,7 +200,8 @@ CMD_PARSER(cmd_parse_profile_ev_set)
 		return AGENT_EXIT_USAGE;
 	if (!e.any)
 		return usage_error(io, "nothing to change: give --fmt-fields, --field, "
-				   "--ev, --event-mask, --count, --min-active, --backups or --burst");
+				   "--ev, --event-mask, --count, --min-active, --backups, --burst "
+				   "or --srv6-block");
 	return 0;
 }
 

@@ -45,7 +45,10 @@ int cmd_usage_error(FILE *f, const char *name, const char *fmt, ...)
 /* ---- the table ------------------------------------------------------------ */
 
 #define EV_PROFILE_OPTS \
-	"  --format udp|stev      how the EV rides in packets (default udp)\n" \
+	"  --format udp|stev|srv6 how the EV rides in packets (default udp); srv6:\n" \
+	"                         EV = uSID << 16 | UDP port, in an SRv6 envelope\n" \
+	"  --srv6-block PREFIX    srv6: the uSID locator block, an IPv6 /32\n" \
+	"                         (e.g. fd00:5::/32)\n" \
 	"  --count N              EVs in a QP's table, 1..256 (default 256)\n" \
 	"  --min-active N         fewest active EVs (default count / 2)\n" \
 	"  --backups N            backup EVs per plane (default 0)\n" \
@@ -174,13 +177,14 @@ static const struct cmd_spec commands[] = {
 	  "'ok|WARN|FAIL  NAME: DETAIL', and a 'fix:' line under each WARN and\n"
 	  "FAIL. Exit status 1 when a check failed." },
 	{ "profile ev create", CMD_PROFILE_EV_CREATE, CMD_IN_MRCD, cmd_parse_profile_ev_create,
-	  "ID --type explicit|generated|auto [--format udp|stev] [--count N]\n"
-	  "                  [--min-active N] [--backups N] [--burst N] [--json]",
+	  "ID --type explicit|generated|auto [--format udp|stev|srv6]\n"
+	  "                  [--srv6-block PREFIX] [--count N] [--min-active N]\n"
+	  "                  [--backups N] [--burst N] [--json]",
 	  "Create EV profile ID (0..63) in state INIT.\n" EV_PROFILE_OPTS },
 	{ "profile ev set", CMD_PROFILE_EV_SET, CMD_IN_MRCD, cmd_parse_profile_ev_set,
-	  "ID [--format udp|stev] [--fmt-fields W,W..] [--field SPEC]...\n"
-	  "                  [--ev EV[@PLANE][,...]] [--event-mask X] [--count N]\n"
-	  "                  [--min-active N] [--backups N] [--burst N] [--json]",
+	  "ID [--format udp|stev|srv6] [--srv6-block PREFIX] [--fmt-fields W,W..]\n"
+	  "                  [--field SPEC]... [--ev EV[@PLANE][,...]] [--event-mask X]\n"
+	  "                  [--count N] [--min-active N] [--backups N] [--burst N] [--json]",
 	  "Change a profile that is not ONLINE (--event-mask may change any time).\n"
 	  "--field replaces all fields (GENERATED), --ev the EV list (EXPLICIT;\n"
 	  "EVs in hex, PLANE 0 or absent = spread over the planes).\n" EV_PROFILE_OPTS },

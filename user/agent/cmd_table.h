@@ -97,7 +97,9 @@ struct cmd_ev_profile_req {
 	uint32_t id;
 	enum ev_profile_type type;	/* create only */
 	bool has_format;
-	uint32_t format;		/* enum mrc_ev_format (or EV_FMT_SRV6) */
+	uint32_t format;		/* enum mrc_ev_format */
+	bool has_srv6_block;
+	uint32_t srv6_block;		/* network order */
 	bool has_fmt_fields;
 	unsigned int n_fmt;
 	uint8_t fmt[EV_MAX_FIELDS];

@@ -103,8 +103,9 @@ static void job_send(struct probe_engine *pe, struct pe_job *job)
 	const struct pe_plane *p = &pe->planes[job->req.plane - 1];
 	uint8_t pkt[EP_PKT_LEN];
 
+	/* `mrcctl probe` names an EV, not a table: UDP or STEV probes. */
 	ep_build_probe(pkt, job->base_id + job->sent, job->req.ev,
-		       (uint8_t)job->req.plane, job->port);
+		       (uint8_t)job->req.plane, job->port, MRC_EVF_UDP, 0);
 	job->sent++;
 	job->waiting = true;
 	job->sent_ns = pe->now;

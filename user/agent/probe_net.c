@@ -34,20 +34,23 @@ static void ep_build(uint8_t *buf, const struct mrc_eph *eph)
 }
 
 void ep_build_probe(uint8_t *buf, uint32_t req_id, uint32_t ev, uint8_t plane,
-		    uint16_t reply_port)
+		    uint16_t reply_port, uint8_t format, uint32_t srv6_block_be)
 {
 	/*
-	 * An EV wider than the port is STEV: TC puts its high bits in the
-	 * flow label, as on the data. (For 16-bit EVs both formats send label
-	 * 0, so the flag would change nothing.)
+	 * SRv6: TC puts the probe in the envelope of the EV's uSID, as the
+	 * data. Else an EV wider than the port is STEV: TC puts its high bits
+	 * in the flow label, as on the data. (For 16-bit EVs both formats
+	 * send label 0, so the flag would change nothing.)
 	 */
+	int srv6 = format == MRC_EVF_SRV6;
 	struct mrc_eph eph = {
 		.kind = MRC_EP_EV_PROBE,
 		.plane = plane,
-		.flags = ev > 0xffff ? MRC_EPH_F_STEV : 0,
+		.flags = srv6 ? MRC_EPH_F_SRV6 : ev > 0xffff ? MRC_EPH_F_STEV : 0,
 		.req_id = htonl(req_id),
 		.ev = htonl(ev),
 		.reply_port = htons(reply_port),
+		.srv6_block = srv6 ? srv6_block_be : 0,
 	};
 
 	ep_build(buf, &eph);

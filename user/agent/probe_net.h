@@ -21,10 +21,12 @@
 /*
  * An EV probe request. reply_port is filled with our socket's port
  * (network order) although TC egress writes the same there: a probe that
- * TC did not stamp still finds its way back.
+ * TC did not stamp still finds its way back. format is the QP table's
+ * (enum mrc_ev_format): an SRv6 EV's probe carries the locator block
+ * (srv6_block_be) for TC's envelope.
  */
 void ep_build_probe(uint8_t *buf, uint32_t req_id, uint32_t ev, uint8_t plane,
-		    uint16_t reply_port);
+		    uint16_t reply_port, uint8_t format, uint32_t srv6_block_be);
 void ep_build_port_status(uint8_t *buf, uint8_t plane, uint8_t status);
 
 /*

@@ -150,7 +150,7 @@ static int send_ev_probe(struct probe_engine *pe, uint32_t slot, struct pe_slot 
 		return -EAFNOSUPPORT;
 	e->tag++;
 	ep_build_probe(pkt, probe_req_id(slot, idx, e->tag), pe->evs[slot].ev[idx].ev,
-		       (uint8_t)plane, port);
+		       (uint8_t)plane, port, s->info.ev_format, s->info.srv6_block);
 	rc = pe_send_ep(pe, fd, s->info.peer_addrs[plane - 1], pkt);
 	if (rc) {
 		pe->counters[PE_PROBES_SEND_FAILED]++;

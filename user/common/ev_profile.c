@@ -5,6 +5,7 @@
  */
 #include "common/ev_profile.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -292,28 +293,26 @@ unsigned int ev_format_bits(uint32_t format)
 	switch (format) {
 	case MRC_EVF_UDP:	return 16;
 	case MRC_EVF_STEV:	return 32;
+	case MRC_EVF_SRV6:	return 32;
 	}
 	return 0;
 }
 
 static int check_format(uint32_t format, char *err, size_t errlen)
 {
-	if (format == EV_FMT_SRV6)
-		return fail(-EINVAL, err, errlen,
-			    "EV format SRv6 is not supported yet");
 	if (!ev_format_bits(format))
 		return fail(-EINVAL, err, errlen,
-			    "unknown EV format %u (UDP %d, STEV %d)", format,
-			    MRC_EVF_UDP, MRC_EVF_STEV);
+			    "unknown EV format %u (UDP %d, STEV %d, SRv6 %d)", format,
+			    MRC_EVF_UDP, MRC_EVF_STEV, MRC_EVF_SRV6);
 	return 0;
 }
 
 static void default_fmt(struct ev_layout *l, uint32_t format)
 {
 	memset(l->fmt, 0, sizeof(l->fmt));
-	if (format == MRC_EVF_STEV) {
+	if (format == MRC_EVF_STEV || format == MRC_EVF_SRV6) {
 		l->n_fmt = 2;
-		l->fmt[0] = 16;		/* flow label, low 16 bits */
+		l->fmt[0] = 16;		/* flow label low 16 bits, or the uSID */
 		l->fmt[1] = 16;		/* UDP source port */
 	} else {
 		l->n_fmt = 1;
@@ -415,6 +414,9 @@ int ev_profile_validate(const struct ev_profile *p, char *err, size_t errlen)
 		return fail(-EINVAL, err, errlen,
 			    "gso_burst %u outside 1..%d", p->gso_burst,
 			    MRC_GSO_BURST_MAX);
+	if (p->format == MRC_EVF_SRV6 && !p->srv6_block)
+		return fail(-EINVAL, err, errlen,
+			    "an SRv6 profile needs its locator block (--srv6-block)");
 	l = profile_layout(p, &tmp);
 	rc = ev_layout_validate(l, ev_format_bits(p->format),
 				p->type != EV_PROFILE_EXPLICIT, err, errlen);
@@ -438,6 +440,10 @@ int ev_profile_validate(const struct ev_profile *p, char *err, size_t errlen)
 				return fail(-EINVAL, err, errlen,
 					    "explicit EV %u: plane %u outside 0..%d",
 					    i + 1, e->plane, EV_MAX_PLANES);
+			if (p->format == MRC_EVF_SRV6 && !(e->ev >> 16))
+				return fail(-EINVAL, err, errlen,
+					    "explicit EV %u: 0x%x has no uSID (high 16 bits 0)",
+					    i + 1, e->ev);
 		}
 		n = p->n_explicit < p->ev_count ? p->n_explicit : p->ev_count;
 		if (n < p->ev_min_active)
@@ -561,6 +567,22 @@ int ev_profile_set_counts(struct ev_profile *p, uint32_t ev_count,
 int ev_profile_set_event_mask(struct ev_profile *p, uint32_t mask)
 {
 	p->event_mask = mask;
+	return 0;
+}
+
+int ev_profile_set_srv6_block(struct ev_profile *p, uint32_t block_be,
+			      char *err, size_t errlen)
+{
+	int rc = editable(p, err, errlen);
+
+	if (rc)
+		return rc;
+	if (p->format != MRC_EVF_SRV6)
+		return fail(-EINVAL, err, errlen,
+			    "profile %u is not SRv6: it has no locator block", p->id);
+	if (!block_be)
+		return fail(-EINVAL, err, errlen, "the locator block cannot be 0");
+	p->srv6_block = block_be;
 	return 0;
 }
 
@@ -743,6 +765,11 @@ int ev_profile_generate(const struct ev_profile *p, unsigned int n_planes,
 				    "table of %u entries does not fit in %u",
 				    n, cap);
 		gen_fill(l, n, n_planes, out);
+		for (i = 0; p->format == MRC_EVF_SRV6 && i < n; i++)
+			if (!(out[i].ev >> 16))
+				return fail(-EINVAL, err, errlen,
+					    "generated EV %u (0x%x) has no uSID (high 16 bits 0)",
+					    i + 1, out[i].ev);
 	}
 
 	for (i = 0; i < n; i++)
@@ -771,6 +798,35 @@ int ev_profile_generate(const struct ev_profile *p, unsigned int n_planes,
 }
 
 /* ---- command-line syntax ---------------------------------------------- */
+
+int ev_parse_srv6_block(const char *s, uint32_t *block_be, char *err,
+			size_t errlen)
+{
+	const char *slash = strchr(s, '/');
+	unsigned char a[16];
+	char addr[INET6_ADDRSTRLEN];
+	uint32_t block;
+
+	if (!slash || strcmp(slash + 1, "32"))
+		return fail(-EINVAL, err, errlen,
+			    "'%s': give the locator block as an IPv6 /32 prefix "
+			    "(e.g. fd00:5::/32)", s);
+	if ((size_t)(slash - s) >= sizeof(addr))
+		return fail(-EINVAL, err, errlen, "'%s' is not an IPv6 prefix", s);
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	if (inet_pton(AF_INET6, addr, a) != 1)
+		return fail(-EINVAL, err, errlen, "'%s' is not an IPv6 prefix", s);
+	for (int i = 4; i < 16; i++)
+		if (a[i])
+			return fail(-EINVAL, err, errlen,
+				    "'%s' has bits set past /32", s);
+	memcpy(&block, a, 4);
+	if (!block)
+		return fail(-EINVAL, err, errlen, "the locator block cannot be ::/32");
+	*block_be = block;
+	return 0;
+}
 
 /* Copy s[0..len) into buf[size] as a string; 0 if it does not fit. */
 static int copy_item(char *buf, size_t size, const char *s, size_t len)
@@ -914,6 +970,7 @@ void ev_profile_to_rec(const struct ev_profile *p, uint32_t backups_per_plane,
 	rec->event_mask = p->event_mask;
 	rec->backups_per_plane = backups_per_plane;
 	rec->gso_burst = p->gso_burst;
+	rec->srv6_block = p->srv6_block;
 	rec->n_fmt = (uint8_t)p->layout.n_fmt;
 	memcpy(rec->fmt, p->layout.fmt, sizeof(rec->fmt));
 	rec->n_fields = (uint8_t)p->layout.n_fields;
@@ -947,6 +1004,7 @@ int ev_profile_from_rec(const struct mrc_ev_profile_rec *rec,
 	p->ev_min_active = rec->ev_min_active;
 	p->event_mask = rec->event_mask;
 	p->gso_burst = rec->gso_burst;
+	p->srv6_block = rec->srv6_block;
 	p->layout.n_fmt = rec->n_fmt;
 	memcpy(p->layout.fmt, rec->fmt, sizeof(p->layout.fmt));
 	p->layout.n_fields = rec->n_fields;

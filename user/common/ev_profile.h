@@ -49,10 +49,12 @@
 #define EV_ERR_LEN		160	/* a comfortable size for err buffers */
 
 /*
- * SRv6 EV format: reserved, not in the ABI yet. Profiles using it are
- * refused with "not supported yet".
+ * SRv6 EVs (MRC_EVF_SRV6, docs/WIRE.md section 13): 32-bit EVs whose high
+ * 16 bits are the micro-SID (uSID) of the node to cross, the low 16 the
+ * UDP source port; the profile adds the 32-bit locator block the carrier
+ * address starts with. IPv6 only.
  */
-#define EV_FMT_SRV6		2
+#define EV_FMT_SRV6		MRC_EVF_SRV6
 
 /* Pass as ev_min_active to mean "ev_count / 2". */
 #define EV_MIN_ACTIVE_DEFAULT	UINT32_MAX
@@ -107,6 +109,7 @@ struct ev_profile {
 	uint32_t		ev_min_active;	/* fewest EVs that must be active */
 	uint32_t		event_mask;	/* which path events to report */
 	uint32_t		gso_burst;	/* packets per UDP GSO send, 1..MRC_GSO_BURST_MAX */
+	uint32_t		srv6_block;	/* SRv6: locator block, network order */
 	struct ev_layout	layout;
 	uint32_t		n_explicit;
 	struct ev_explicit_entry explicit_evs[MRC_MAX_EVS];
@@ -177,15 +180,14 @@ void ev_profile_auto_layout(struct ev_layout *l);
 const char *ev_profile_type_name(enum ev_profile_type t);
 const char *ev_profile_state_name(enum ev_profile_state s);
 
-/* Wire bits of a format: 16 for UDP, 32 for STEV, 0 if unknown/unsupported. */
+/* Wire bits of a format: 16 for UDP, 32 for STEV and SRv6, 0 if unknown. */
 unsigned int ev_format_bits(uint32_t format);
 
 /*
  * A fresh profile in state INIT: ev_count 256, ev_min_active 128,
- * event_mask 0, the format's default wire fields (UDP { 16 }, STEV
- * { 16, 16 }), no fields, empty explicit list. AUTO profiles get the
- * built-in layout and must use the UDP format. SRv6 is refused as not
- * supported yet.
+ * event_mask 0, the format's default wire fields (UDP { 16 }, STEV and
+ * SRv6 { 16, 16 }), no fields, empty explicit list, no SRv6 block. AUTO
+ * profiles get the built-in layout and must use the UDP format.
  */
 int ev_profile_init(struct ev_profile *p, uint16_t id,
 		    enum ev_profile_type type, uint32_t format,
@@ -203,7 +205,11 @@ int ev_profile_check_transition(enum ev_profile_state from,
 int ev_profile_set_state(struct ev_profile *p, enum ev_profile_state to,
 			 char *err, size_t errlen);
 
-/* Full check of a profile, as done before it goes ONLINE. */
+/*
+ * Full check of a profile, as done before it goes ONLINE. An SRv6 profile
+ * needs its locator block, and its explicit EVs a uSID (high 16 bits not
+ * 0); a generated one is checked EV by EV in ev_profile_generate().
+ */
 int ev_profile_validate(const struct ev_profile *p, char *err, size_t errlen);
 
 /*
@@ -225,6 +231,9 @@ int ev_profile_set_fmt_fields(struct ev_profile *p, const uint8_t *widths,
 int ev_profile_set_counts(struct ev_profile *p, uint32_t ev_count,
 			  uint32_t ev_min_active, char *err, size_t errlen);
 int ev_profile_set_event_mask(struct ev_profile *p, uint32_t mask);
+/* SRv6 only: the locator block (network order, not 0). */
+int ev_profile_set_srv6_block(struct ev_profile *p, uint32_t block_be,
+			      char *err, size_t errlen);
 
 /* GENERATED only: append a field (validated on its own; -ENOSPC when full). */
 int ev_profile_add_field(struct ev_profile *p, const struct ev_field *f,
@@ -254,6 +263,8 @@ int ev_profile_clear_explicit(struct ev_profile *p, char *err, size_t errlen);
  * its table index; a plane above n_planes, or the same (ev, plane) twice
  * after spreading, is -EINVAL; fewer than ev_min_active entries -ENOSPC.
  *
+ * SRv6: an EV without a uSID (high 16 bits 0) is -EINVAL.
+ *
  * In each plane the last n_backup_per_plane entries (table order) are
  * backups, the rest active. Every plane that has entries must keep one
  * active, and at least ev_min_active must be active in total (-EINVAL).
@@ -282,6 +293,14 @@ int ev_parse_fmt_fields(const char *s, uint8_t *widths, unsigned int max_n,
  */
 int ev_parse_field_spec(const char *s, struct ev_field *f,
 			char *err, size_t errlen);
+
+/*
+ * "fd00:5::/32" -> the block's 32 bits in network order. The prefix must
+ * be /32 (uSIDs are 16 bits after it) and have no bits set past it, and
+ * not be 0. Nothing is written on error.
+ */
+int ev_parse_srv6_block(const char *s, uint32_t *block_be, char *err,
+			size_t errlen);
 
 /*
  * Profiles travel between mrcd and libmrc in the pinned mrc_ev_profiles

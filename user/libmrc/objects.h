@@ -121,6 +121,7 @@ struct mrc_qp {
 	bool maps_installed;
 	uint32_t n_evs;			/* entries in the QP's EV table */
 	uint8_t ev_format;		/* enum mrc_ev_format */
+	uint32_t srv6_block;		/* MRC_EVF_SRV6: the profile's locator block */
 	/* New packets per UDP GSO send, from the EV profile; 0 or 1 = no GSO. */
 	uint32_t gso_burst;
 

@@ -39,6 +39,46 @@ static int local_plane_count(struct mrc_context *ctx)
  * the receiver's XDP, which would judge only its first packet: such a QP
  * sends one packet a datagram.
  */
+/* SRv6 EVs ride IPv6 only: every peer address must be IPv6. */
+static bool srv6_peers_ok(const struct mrc_qp *qp)
+{
+	for (int i = 0; i < qp->n_peers; i++)
+		if (IN6_IS_ADDR_V4MAPPED(&qp->peers[i].sin6_addr))
+			return false;
+	return true;
+}
+
+/*
+ * An SRv6 EV names its spine itself (the uSID, high 16 bits): no path
+ * discovery, whose TTL-limited probes would cross the fabric by ECMP
+ * instead. Each distinct uSID gets a path number, 1, 2, ... in increasing
+ * uSID order, so the EVs through one spine still fail together.
+ */
+static void srv6_paths(struct mrc_qp_evs *evs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint16_t usid = (uint16_t)(evs->ev[i].ev >> 16);
+		uint32_t below = 0, seen = 0;
+		uint16_t others[MRC_MAX_EVS];
+
+		/* Distinct uSIDs smaller than this one. */
+		for (uint32_t j = 0; j < n; j++) {
+			uint16_t u = (uint16_t)(evs->ev[j].ev >> 16);
+			uint32_t k;
+
+			if (u >= usid)
+				continue;
+			for (k = 0; k < seen && others[k] != u; k++)
+				;
+			if (k == seen) {
+				others[seen++] = u;
+				below++;
+			}
+		}
+		evs->ev[i].path = (uint8_t)(below < 254 ? below + 1 : 255);
+	}
+}
+
 static bool peer_is_local(const struct mrc_qp *qp)
 {
 	const struct in6_addr *peer = &qp->peers[0].sin6_addr;
@@ -178,9 +218,14 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	 * as they are (labelled, not rebalanced). A peer on this host has no
 	 * fabric in between.
 	 */
-	if (!peer_is_local(qp))
+	if (prof.format == MRC_EVF_SRV6) {
+		if (!srv6_peers_ok(qp))
+			return -EAFNOSUPPORT;
+		srv6_paths(&evs, n);
+	} else if (!peer_is_local(qp)) {
 		mrc_discover_paths(qp, &evs, n, (uint8_t)prof.format,
 				   prof.type != EV_PROFILE_EXPLICIT);
+	}
 	/* Generated tables go round the planes; explicit lists may not. */
 	evs.stride = planes > 1 && n % planes == 0 &&
 		     planes_in_turn(&evs, n, (uint32_t)planes) ? (uint32_t)planes : 1;
@@ -190,6 +235,7 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	evs.min_active = (uint16_t)(prof.ev_min_active < n ? prof.ev_min_active : n);
 	qp->n_evs = n;
 	qp->ev_format = (uint8_t)prof.format;
+	qp->srv6_block = prof.srv6_block;
 	qp->gso_burst = peer_is_local(qp) ? 1 : prof.gso_burst;
 	return publish_ev_table(qp, &evs, n);
 }

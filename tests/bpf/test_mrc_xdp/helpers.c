@@ -40,6 +40,16 @@ void set_udp_len(__u8 *pkt, __u16 len)
 	put16(pkt + l4_off(pkt) + 4, len);
 }
 
+/* The fixture QP with or without MRC_QP_F_ICRC (RoCEv2 ICRC trailers). */
+void set_icrc_flag(int on)
+{
+	struct mrc_qp_info q;
+
+	get_qp(&q);
+	q.flags = on ? q.flags | MRC_QP_F_ICRC : q.flags & ~(__u32)MRC_QP_F_ICRC;
+	put_qp(&q);
+}
+
 /* ====================================================================== */
 /* Program runs                                                           */
 /* ====================================================================== */

@@ -10,15 +10,6 @@
 #include "mrc_xdp_test.h"
 #include "icrc_ref.h"
 
-static void set_icrc_flag(int on)
-{
-	struct mrc_qp_info q;
-
-	get_qp(&q);
-	q.flags = on ? q.flags | MRC_QP_F_ICRC : q.flags & ~(__u32)MRC_QP_F_ICRC;
-	put_qp(&q);
-}
-
 /* DATA with `payload` bytes and 4 zero trailer bytes (libmrc's room). */
 static size_t data_with_trailer(__u8 *buf, const struct hdrs *h,
 				struct data_spec d)

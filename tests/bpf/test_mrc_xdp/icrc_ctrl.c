@@ -10,15 +10,6 @@
 #include "mrc_xdp_test.h"
 #include "icrc_ref.h"
 
-static void set_icrc_flag(int on)
-{
-	struct mrc_qp_info q;
-
-	get_qp(&q);
-	q.flags = on ? q.flags | MRC_QP_F_ICRC : q.flags & ~(__u32)MRC_QP_F_ICRC;
-	put_qp(&q);
-}
-
 /* Headers `m` of `mlen` bytes, 4 trailer bytes behind: the good ICRC or 0s. */
 static size_t with_trailer(__u8 *buf, const struct hdrs *h, const __u8 *m,
 			   size_t mlen, int good)

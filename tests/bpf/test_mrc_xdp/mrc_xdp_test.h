@@ -26,6 +26,7 @@
  *                            same path, ALWAYS_SKIP) and its EV events
  *   cc.c                     congestion control: the NSCC window in XDP
  *   probes.c                 probes and endpoint messages (XDP and TC)
+ *   srv6.c                   SRv6 EVs: the envelope on (TC), off (XDP)
  *   tc_spray.c               TC spraying: EV rotation, send log, stamping
  *   tc_planes.c              TC spraying over planes, ACK spraying
  *   helpers.c                what several of them use (this header)
@@ -74,6 +75,8 @@ size_t nack_frame(__u8 *buf, const struct hdrs *h, __u32 dqpn, __u32 psn,
 		  __u32 cack, __u8 reason);
 /* Change the UDP length field (and only it) of a built frame. */
 void set_udp_len(__u8 *pkt, __u16 len);
+/* The fixture QP with or without MRC_QP_F_ICRC (RoCEv2 ICRC trailers). */
+void set_icrc_flag(int on);
 
 /* ---- program runs and verdicts -------------------------------------------- */
 

@@ -5,6 +5,7 @@
  * endpoint messages dropped, and EV probes stamped by mrc_tc_tx.
  */
 #include "mrc_xdp_test.h"
+#include "srv6_test.h"
 
 /* ====================================================================== */
 /* Tests: endpoint control (EV probes, port status)                       */
@@ -822,4 +823,89 @@ TEST_CASE(test_ep_bad_udp_length, "mrc.ep_bad_udp_length")
 		expect_drops(&drops);
 	}
 	ASSERT_EQ(drain_ev_events(), 0, "no EV events");
+}
+
+/*
+ * An EV probe in an SRv6 envelope is answered in one: the same uSID, so
+ * the answer crosses the spine the request did. The inner answer is the
+ * one a plain request gets (addresses swapped, EP_RESPONSE, checksum
+ * valid); the envelope is a sender's (Segments Left 1, outer destination
+ * the carrier, segment 0 the requester).
+ */
+TEST_CASE(test_srv6_ep_probe_answered, "mrc.srv6_ep_probe_answered")
+{
+	__u8 pkt[PKT_MAX], wrapped[PKT_MAX], inner[PKT_MAX], plain_out[PKT_MAX];
+	struct mrc_ctl_stats want = { .probes_answered = 1 };
+	struct ep_spec e = probe_req();
+	struct hdrs h = rx6();
+	size_t len, wlen, l4;
+	struct run r;
+
+	setup_qp(2);
+	know_test_peers(MRC_KNOWN_QP);
+	h.sport = 0x1234;
+	len = ep_frame(pkt, &h, &e);
+	l4 = l4_off(pkt);
+	run_xdp(pkt, len, &r);
+	if (!ASSERT_EQ(r.ret, XDP_TX, "plain request: XDP_TX"))
+		return;
+	memcpy(plain_out, r.out, len);
+
+	wlen = srv6_wrap(wrapped, pkt, len, carrier_1001);
+	run_xdp(wrapped, wlen, &r);
+	if (!ASSERT_EQ(r.err, 0, "test_run") ||
+	    !ASSERT_EQ(r.ret, XDP_TX, "verdict XDP_TX") ||
+	    !ASSERT_EQ(r.out_len, wlen, "answer as long as the request"))
+		return;
+	expect_envelope(r.out, len, carrier_1001);
+	ASSERT_MEM_EQ(r.out + ETH_LEN + IP6_LEN + 8, peer6, 16,
+		      "segment 0: the requester");
+	srv6_inner(inner, r.out, r.out_len);
+	ASSERT_TRUE(udp_csum_ok(inner), "inner UDP checksum valid");
+	memcpy(EPH_AT(plain_out, service_ns), EPH_AT(inner, service_ns), 4);
+	memcpy(plain_out + l4 + 6, inner + l4 + 6, 2);
+	ASSERT_MEM_EQ(inner, plain_out, len, "inner = the plain answer");
+	want.probes_answered = 2;
+	expect_ctl(&want);
+	expect_drops(&no_drops);
+}
+
+/*
+ * mrcd's probe of an SRv6 EV (flag MRC_EPH_F_SRV6, block in srv6_block):
+ * stamped as any probe (port, label 0, reply_port, t_tx_ns), then put in
+ * the envelope of the EV's uSID. Without a block it is not sent.
+ */
+TEST_CASE(test_srv6_tc_stamp_probe, "mrc.srv6_tc_stamp_probe")
+{
+	__u8 pkt[PKT_MAX], inner[PKT_MAX], carrier[16];
+	struct mrc_drop_stats drops = {};
+	struct ep_spec e = probe_out(0x1002BEEF, MRC_EPH_F_SRV6);
+	struct hdrs h = tx6();
+	size_t len, l4;
+	struct run r;
+
+	setup_qp(1);
+	len = ep_frame(pkt, &h, &e);
+	l4 = l4_off(pkt);
+	put32(EPH_AT(pkt, srv6_block), 0xfd000005);
+	udp_csum_fill(pkt);
+	run_tc(pkt, len, &r);
+	if (!ASSERT_EQ(r.ret, TC_ACT_OK, "verdict TC_ACT_OK") ||
+	    !ASSERT_EQ(r.out_len, len + ENV_LEN, "probe in an envelope"))
+		return;
+	memcpy(carrier, carrier_1001, 16);
+	carrier[5] = 0x02;
+	expect_envelope(r.out, len, carrier);
+	srv6_inner(inner, r.out, r.out_len);
+	ASSERT_EQ(get16(inner + l4), 0xBEEF, "inner sport = EV low 16 bits");
+	ASSERT_EQ(get32(inner + ETH_LEN), 0x60000000, "inner flow label 0");
+	ASSERT_EQ(get16(EPH_AT(inner, reply_port)), LOCAL_SPORT, "reply_port saved");
+	ASSERT_TRUE(udp_csum_ok(inner), "inner UDP checksum valid");
+
+	put32(EPH_AT(pkt, srv6_block), 0);
+	udp_csum_fill(pkt);
+	run_tc(pkt, len, &r);
+	ASSERT_EQ(r.ret, TC_ACT_SHOT, "no block: TC_ACT_SHOT");
+	drops.malformed = 1;
+	expect_drops(&drops);
 }

@@ -424,10 +424,7 @@ TEST_CASE(test_validate_profile, "ev_profile.validate.profile")
 	struct ev_field f;
 	int rc;
 
-	/* Formats. */
-	rc = ev_profile_init(&p, 1, EV_PROFILE_GENERATED, EV_FMT_SRV6, err, sizeof(err));
-	ASSERT_EQ(rc, -EINVAL, "SRv6 refused");
-	ASSERT_ERR_HAS("SRv6 is not supported yet");
+	/* Formats (SRv6: srv6.c). */
 	rc = ev_profile_init(&p, 1, EV_PROFILE_GENERATED, 7, err, sizeof(err));
 	ASSERT_EQ(rc, -EINVAL, "unknown format refused");
 	ASSERT_ERR_HAS("unknown EV format 7");
@@ -450,7 +447,8 @@ TEST_CASE(test_validate_profile, "ev_profile.validate.profile")
 	ASSERT_EQ(p.layout.fmt[1], 16, "STEV port bits");
 	ASSERT_EQ(ev_format_bits(MRC_EVF_UDP), 16, "UDP bits");
 	ASSERT_EQ(ev_format_bits(MRC_EVF_STEV), 32, "STEV bits");
-	ASSERT_EQ(ev_format_bits(EV_FMT_SRV6), 0, "SRv6 bits");
+	ASSERT_EQ(ev_format_bits(EV_FMT_SRV6), 32, "SRv6 bits");
+	ASSERT_EQ(ev_format_bits(3), 0, "unknown format: 0 bits");
 
 	/* A GENERATED profile without fields. */
 	rc = ev_profile_validate(&p, err, sizeof(err));
@@ -477,11 +475,11 @@ TEST_CASE(test_validate_profile, "ev_profile.validate.profile")
 	p.ev_min_active = 20;
 	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -EINVAL, "min_active 20");
 	ASSERT_ERR_HAS("ev_min_active 20 above ev_count 10");
-	p.format = EV_FMT_SRV6;
-	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -EINVAL, "SRv6 in validate");
-	ASSERT_ERR_HAS("not supported yet");
-	ASSERT_EQ(ev_profile_set_format(&p, EV_FMT_SRV6, err, sizeof(err)), -EINVAL,
-		  "set_format SRv6");
+	p.format = 9;
+	ASSERT_EQ(ev_profile_validate(&p, err, sizeof(err)), -EINVAL, "format 9 in validate");
+	ASSERT_ERR_HAS("unknown EV format 9");
+	ASSERT_EQ(ev_profile_set_format(&p, 9, err, sizeof(err)), -EINVAL,
+		  "set_format 9");
 	ASSERT_EQ(ev_profile_set_format(&p, MRC_EVF_UDP, err, sizeof(err)), 0,
 		  "set_format UDP");
 	ASSERT_EQ(p.layout.n_fmt, 1, "UDP wire fields");
