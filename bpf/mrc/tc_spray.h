@@ -69,8 +69,11 @@ static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
 
 /*
  * The next EV of the QP's rotation that may carry data: ACTIVE and GOOD,
- * and not `avoid` (the EV that lost the packet being resent). An entry in
- * SKIP loses this turn and goes back to GOOD. Returns the entry's index.
+ * and not `avoid` (the EV that lost the packet being resent) nor, when
+ * path discovery labelled it, another EV of its path (`avoid_path`: the
+ * entry word's low 16 bits, plane | path << 8; -1 none): the EVs of a dead spine fail together, and a
+ * resend on one of them is lost again. An entry in SKIP loses this turn
+ * and goes back to GOOD. Returns the entry's index.
  *
  * The rotation visits the planes in turn (perm keeps each plane in its
  * column, positions `stride` apart). When the entry at the cursor cannot
@@ -83,9 +86,10 @@ static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
 #define NEXT_EV_TRIES		(2 * NEXT_EV_SAME_PLANE)
 
 static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
-				   int *wrapped)
+				   int avoid_path, int *wrapped)
 {
 	__u32 stride = evs->stride, pos = 0;
+	int same_path = -1;
 
 	if (stride == 0 || stride > MRC_MAX_PLANES_ABI)
 		stride = 1;
@@ -114,10 +118,25 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 			__sync_val_compare_and_swap(&e->word, w, nw);
 			continue;
 		}
-		if (mrc_ev_carries(w) && (int)idx != avoid)
+		if (!mrc_ev_carries(w) || (int)idx == avoid)
+			continue;
+		if ((int)(w & 0xffff) != avoid_path)
 			return (int)idx;
+		if (same_path < 0)
+			same_path = (int)idx;
 	}
-	return -1;
+	return same_path;	/* only the lost path in reach: better than none */
+}
+
+/*
+ * The path of the EV at idx as next_ev compares it (plane | path << 8),
+ * or -1 when path discovery did not label it (path 0).
+ */
+static __always_inline int lost_path(struct mrc_qp_evs *evs, __u32 idx)
+{
+	__u32 w = READ_ONCE(evs->ev[idx & (MRC_MAX_EVS - 1)].word);
+
+	return MRC_EV_WORD_PATH(w) ? (int)(w & 0xffff) : -1;
 }
 
 /*
@@ -155,7 +174,7 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	struct mrc_send_rec *rec;
 	struct mrc_qp_stats *st;
 	struct mrc_ev_entry *e;
-	int idx, avoid = -1, wrapped = 0;
+	int idx, avoid = -1, avoid_path = -1, wrapped = 0;
 
 	if (!info || !evs || !tx || !is_own_packet(p, info))
 		return TC_ACT_OK;
@@ -179,11 +198,13 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	rec = send_rec(slot, psn);
 	if (!rec)
 		return leave_unsprayed(skb, l4, info);
-	/* A resend never takes the path that lost the packet. */
-	if (flags & MRC_BTH_F_RETX && rec->psn == psn)
+	/* A resend never takes the EV, nor the known path, that lost the packet. */
+	if (flags & MRC_BTH_F_RETX && rec->psn == psn) {
 		avoid = rec->ev_idx;
+		avoid_path = lost_path(evs, rec->ev_idx);
+	}
 
-	idx = next_ev(evs, n, avoid, &wrapped);
+	idx = next_ev(evs, n, avoid, avoid_path, &wrapped);
 	if (wrapped)
 		reshuffle(evs, n);
 	if (idx < 0)	/* nothing usable: leave the socket's port */

@@ -339,6 +339,11 @@ struct mrc_qp_counters {
 	uint64_t gso_fallbacks;		/* the kernel refused UDP_SEGMENT: the context
 					 * sends one packet a datagram from then on */
 	struct mrc_wait_stats wait;	/* the context's waits (all its QPs) */
+	uint64_t tail_probes;		/* times the newest unacked packets were resent
+					 * after a probe timeout (2 x smoothed RTT)
+					 * without progress, before the retransmission
+					 * timeout: a lost tail has no later packet
+					 * whose SACK would show it missing */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

@@ -150,6 +150,7 @@ void client_print_json(const struct client *c)
 	       c->o->idle_s);
 	client_print_cc_json(c);
 	json_wait_stats(stdout, &c->cnt);
+	printf(", \"tail_probes\": %" PRIu64, (uint64_t)c->cnt.tail_probes);
 	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");

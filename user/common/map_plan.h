@@ -44,7 +44,8 @@ uint64_t mrc_plan_fd_bytes(int fd);
 /*
  * Memory that can hold `need` bytes of maps: 0, or -ENOMEM with a message
  * naming the limit that cannot (the memory cgroup's limit less its usage,
- * for cgroup v1 and v2 and their ancestors, then MemAvailable). BPF maps
+ * for cgroup v1 and v2 and their ancestors, with room for the verifier's
+ * transient memory while the programs load; then MemAvailable). BPF maps
  * are charged to the memory cgroup on kernels >= 5.11, not to
  * RLIMIT_MEMLOCK; on older kernels a finite RLIMIT_MEMLOCK is checked too.
  */

@@ -166,6 +166,26 @@ static void ep_unlink(struct mfi_ep *ep)
 		}
 }
 
+/*
+ * What the transport did for this endpoint, at FI_LOG_LEVEL=info: how a
+ * run with losses (a failed path, a blackholed spine) recovered.
+ */
+static void log_qp_counters(const struct mfi_ep *ep)
+{
+	struct mrc_qp_counters c;
+
+	if (!ep->qp || mrc_qp_counters(ep->qp, &c))
+		return;
+	FI_INFO(&mfi_prov, FI_LOG_EP_DATA, "qp %u: %llu packets sent, %llu resent "
+		"(%llu fast, %llu tail probes, %llu timeouts, %llu EVs demoted by "
+		"timeouts), %llu received, %llu duplicates\n", ep->qpn,
+		(unsigned long long)c.tx_packets, (unsigned long long)c.tx_retransmits,
+		(unsigned long long)c.fast_retransmits, (unsigned long long)c.tail_probes,
+		(unsigned long long)c.timeouts,
+		(unsigned long long)c.ev_timeouts, (unsigned long long)c.rx_packets,
+		(unsigned long long)c.rx_duplicates);
+}
+
 static int ep_close(struct fid *fid)
 {
 	struct mfi_ep *ep = (struct mfi_ep *)fid;
@@ -182,6 +202,7 @@ static int ep_close(struct fid *fid)
 	ep->txcq = ep->rxcq = NULL;
 	mfi_ep_flush(ep, FI_ECANCELED, 0);
 	ep_unlink(ep);
+	log_qp_counters(ep);
 	if (ep->qp)
 		mrc_destroy_qp(ep->qp);
 	if (ep->ring_mr)

@@ -143,6 +143,9 @@ struct mrc_qp {
 	uint32_t una_seen;		/* snd_una at the last timer check */
 	uint64_t rto_deadline_ns;
 	uint32_t retries;
+	uint64_t progress_ns;		/* when una_seen last moved (send.c's tail probe) */
+	uint64_t last_new_ns;		/* when the newest new packet went out */
+	uint8_t tail_probed;		/* tail probes sent since the last progress */
 	struct mrc_cc_group *cc;	/* the destination's window, NULL = none */
 	uint64_t cc_inflight;		/* this QP's bytes in it */
 	bool cc_blocked;		/* the window held a send back this round */

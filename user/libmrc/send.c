@@ -499,6 +499,7 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 {
 	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
 	uint32_t window = (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT;
+	bool sent_new = false;
 
 	while (qp->sq_send != qp->sq_tail) {
 		struct mrc_send_wqe *wqe = wqe_at(qp, qp->sq_send);
@@ -514,6 +515,7 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		/* This ring slot may still hold bits of psn - window. */
 		mrc_bit_clear(qp->tx->sacked, psn);
 		qp->snd_nxt = psn + 1;
+		sent_new = true;
 		__atomic_store_n(&qp->tx->snd_nxt, qp->snd_nxt, __ATOMIC_RELEASE);
 		add_packet(qp, b, wqe, qp->sq_next_pkt, false, mrc_cc_nearly_full(qp));
 		mrc_cc_sent(qp);
@@ -524,6 +526,8 @@ static void send_new(struct mrc_qp *qp, struct tx_batch *b)
 		if (batch_full(b) && !flush_batch(qp->ctx, b))
 			break;	/* socket full: the rest goes next round */
 	}
+	if (sent_new)	/* the tail probe's clock (probe_deadline_ns) */
+		qp->last_new_ns = mrc_now_ns();
 }
 
 /* Does the responder's window [una, una + MPR) hold the next new packet back? */
@@ -569,13 +573,21 @@ enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp)
 	return peer_window_full(qp) ? MRC_TX_PEER : MRC_TX_NOW;
 }
 
+static uint64_t probe_deadline_ns(const struct mrc_qp *qp);
+static bool tail_probe_due(const struct mrc_qp *qp);
+
 /* Has the QP packets out that a timer may have to resend (its deadline)? */
 bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns)
 {
+	uint64_t probe;
+
 	if (qp->state != MRC_QP_RTS || qp->attr.timeout == 0 ||
 	    __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE) == qp->snd_nxt)
 		return false;
 	*deadline_ns = qp->rto_deadline_ns;
+	probe = probe_deadline_ns(qp);
+	if (tail_probe_due(qp) && probe < *deadline_ns)
+		*deadline_ns = probe;
 	return true;
 }
 
@@ -592,6 +604,63 @@ static uint64_t rto_ns(const struct mrc_qp *qp)
 	uint64_t peak = 2ull * __atomic_load_n(&qp->tx->rtt_peak_ns, __ATOMIC_RELAXED);
 
 	return peak > rto ? peak : rto;
+}
+
+/*
+ * Tail loss probe (the TLP of RFC 8985, on our SACKs). A lost packet with
+ * later packets behind it is found within about an RTT: their SACKs show
+ * the hole, and XDP reports it (loss.h). The last few of a burst, or a
+ * lone small WRITE, have none behind them: lost, or their SACK lost, they
+ * wait for the retransmission timeout, at least the configured timeout
+ * (16.8 ms by default) and twice the peak RTT. A collective's step waits
+ * for its slowest transfer, so each such tail stalls the whole step.
+ * Instead, a probe timeout after the later of the last progress and the
+ * last new packet, the newest packets not yet acked (as many as a SACK
+ * could leave unreported, MRC_DUPTHRESH + 1) are resent once: each
+ * either was lost (now resent, on another EV) or draws the SACK that acks
+ * it and shows the holes below it. Twice at most per progress (the second
+ * a probe timeout after the first: a resend, or the SACK it draws, may
+ * cross the dead path too), and only before the first timeout: a tail
+ * that stays silent is the timer's, which also blames its paths.
+ */
+#define PTO_MIN_NS	2000000ull	/* over a busy host's scheduling and ack delays */
+#define TAIL_PROBES	2		/* per progress */
+
+static uint64_t pto_ns(const struct mrc_qp *qp)
+{
+	uint64_t pto = 2ull * __atomic_load_n(&qp->tx->srtt_ns, __ATOMIC_RELAXED);
+
+	return pto < PTO_MIN_NS ? PTO_MIN_NS : pto;
+}
+
+/* When the next tail probe is due: one more probe timeout per probe sent. */
+static uint64_t probe_deadline_ns(const struct mrc_qp *qp)
+{
+	uint64_t since = qp->progress_ns > qp->last_new_ns ? qp->progress_ns :
+			 qp->last_new_ns;
+
+	return since + (uint64_t)(qp->tail_probed + 1) * pto_ns(qp);
+}
+
+static bool tail_probe_due(const struct mrc_qp *qp)
+{
+	return qp->tail_probed < TAIL_PROBES && qp->retries == 0;
+}
+
+static void probe_tail(struct mrc_qp *qp, uint32_t una)
+{
+	uint32_t from = qp->snd_nxt - (MRC_DUPTHRESH + 1), n = 0;
+
+	if (mrc_psn_before(from, una))
+		from = una;
+	for (uint32_t psn = from; psn != qp->snd_nxt; psn++)
+		if (!mrc_bit_test(qp->tx->sacked, psn)) {
+			queue_retx(qp, psn);
+			n++;
+		}
+	qp->tail_probed++;
+	if (n)
+		qp->counters.tail_probes++;
 }
 
 static bool retries_exhausted(const struct mrc_qp *qp)
@@ -719,10 +788,16 @@ static void run_timer(struct mrc_qp *qp)
 		qp->una_seen = una;
 		qp->retries = 0;
 		qp->rto_deadline_ns = now + rto_ns(qp);
+		qp->progress_ns = now;
+		qp->tail_probed = 0;
 		return;
 	}
-	if (now < qp->rto_deadline_ns)
+	if (now < qp->rto_deadline_ns) {
+		/* Before the first timeout only: after it, the timer recovers. */
+		if (tail_probe_due(qp) && now >= probe_deadline_ns(qp))
+			probe_tail(qp, una);
 		return;
+	}
 	qp->retries++;
 	qp->counters.timeouts++;
 	if (retries_exhausted(qp)) {
@@ -765,6 +840,8 @@ void mrc_tx_reset(struct mrc_qp *qp)
 	memset(qp->retx_queued, 0, MRC_BITMAP_WORDS * sizeof(uint64_t));
 	qp->retries = 0;
 	qp->rto_deadline_ns = 0;
+	qp->progress_ns = qp->last_new_ns = 0;
+	qp->tail_probed = 0;
 }
 
 static void on_completion(struct mrc_qp *qp, const struct mrc_event *evt);

@@ -344,6 +344,55 @@ TEST_CASE(test_tc_retx_avoids_lost_ev, "mrc.tc_retx_avoids_lost_ev")
 }
 
 /*
+ * A resend also avoids the other EVs of the lost EV's path (the spine path
+ * discovery labelled): EVs 0 and 1 cross path 1, EVs 2 and 3 path 2;
+ * lost on 0, the resend takes 2 or 3, never 1. When only the lost path is
+ * left (2 and 3 out of service), another EV of it still beats none.
+ */
+TEST_CASE(test_tc_retx_avoids_lost_path, "mrc.tc_retx_avoids_lost_path")
+{
+	static const __u32 ev[] = { 0x1111, 0x2222, 0x3333, 0x4444 };
+	static const __u16 down[] = { MRC_EV_GOOD, MRC_EV_GOOD, MRC_EV_ASSUMED_BAD,
+				      MRC_EV_ASSUMED_BAD };
+	struct mrc_qp_evs *evs = malloc(sizeof(*evs));
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX];
+	size_t len;
+	struct run r;
+
+	if (!ASSERT_TRUE(evs != NULL, "memory"))
+		return;
+	setup_tc(MRC_EVF_UDP, ev, NULL, 4);
+	get_evs(evs);
+	for (int i = 0; i < 4; i++)
+		evs->ev[i].path = (__u8)(1 + i / 2);
+	put_evs(evs);
+	len = tc_data_psn(pkt, &h, TC_PSN, MRC_BTH_F_RETX);
+	for (int i = 0; i < 40; i++) {
+		__u16 sport;
+
+		put_rec(TC_PSN, 0, 1, 0, 1);
+		run_tc(pkt, len, &r);
+		sport = get16(r.out + l4_off(r.out));
+		if (!ASSERT_TRUE(sport == 0x3333 || sport == 0x4444,
+				 "the resend takes path 2 (EV 2 or 3)")) {
+			fprintf(stderr, "  (resend %d went on 0x%x)\n", i, sport);
+			break;
+		}
+	}
+
+	setup_tc(MRC_EVF_UDP, ev, down, 4);
+	get_evs(evs);
+	for (int i = 0; i < 4; i++)
+		evs->ev[i].path = (__u8)(1 + i / 2);
+	put_evs(evs);
+	put_rec(TC_PSN, 0, 1, 0, 1);
+	run_tc(pkt, len, &r);
+	expect_stamped(&r, pkt, len, 0x2222, 0);
+	free(evs);
+}
+
+/*
  * Each stamped DATA packet leaves a send-log record at psn % 4096: the
  * 32-bit PSN (extended from snd_una), EV index, plane, RETX flag only, and
  * the send time; the EV's packet and byte counters grow.
