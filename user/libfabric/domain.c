@@ -341,18 +341,9 @@ static int cq_signal(struct fid_cq *fid)
 static const char *cq_strerror(struct fid_cq *fid, int prov_errno,
 			       const void *err_data, char *buf, size_t len)
 {
-	const char *s = prov_errno ? mrc_wc_status_str((enum mrc_wc_status)prov_errno) :
-			"no MRC completion status (see err)";
-
 	(void)fid; (void)err_data;
-	if (!s)
-		s = "unknown MRC status";
-	if (buf && len) {
-		strncpy(buf, s, len - 1);
-		buf[len - 1] = '\0';
-		return buf;
-	}
-	return s;
+	return mfi_prov_strerror(prov_errno, "no MRC completion status (see err)",
+				 buf, len);
 }
 
 static int cq_close(struct fid *fid)

@@ -207,13 +207,12 @@ static ssize_t eq_sread(struct fid_eq *fid, uint32_t *event, void *buf,
 	}
 }
 
-static const char *eq_strerror(struct fid_eq *fid, int prov_errno,
-			       const void *err_data, char *buf, size_t len)
+const char *mfi_prov_strerror(int prov_errno, const char *none, char *buf,
+			      size_t len)
 {
 	const char *s = prov_errno ? mrc_wc_status_str((enum mrc_wc_status)prov_errno) :
-			"connection error";
+			none;
 
-	(void)fid; (void)err_data;
 	if (!s)
 		s = "unknown MRC status";
 	if (buf && len) {
@@ -222,6 +221,13 @@ static const char *eq_strerror(struct fid_eq *fid, int prov_errno,
 		return buf;
 	}
 	return s;
+}
+
+static const char *eq_strerror(struct fid_eq *fid, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)fid; (void)err_data;
+	return mfi_prov_strerror(prov_errno, "connection error", buf, len);
 }
 
 static int eq_close(struct fid *fid)

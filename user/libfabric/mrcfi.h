@@ -282,6 +282,12 @@ int mfi_eq_push(struct mfi_eq *eq, uint32_t event, fid_t fid,
 		struct fi_info *info, const void *data, size_t len);
 int mfi_eq_push_err(struct mfi_eq *eq, fid_t fid, void *context, int err,
 		    int prov_errno, const void *data, size_t len);
+/*
+ * The text of a CQ or EQ error entry's prov_errno (libmrc's completion
+ * status; `none` when it is 0), in buf when the caller gave one.
+ */
+const char *mfi_prov_strerror(int prov_errno, const char *none, char *buf,
+			      size_t len);
 
 /* cm.c */
 int mfi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
