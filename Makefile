@@ -94,9 +94,11 @@ QP_FILL_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-qp-fill/*.c))
 HOLD_QPS_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-hold-qps/*.c))
 ICRC_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-icrc-check/*.c))
 FI_CHECK_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-fi-check/*.c))
+BROKER_POKE_OBJS := $(call objs_of,$(wildcard tests/tools/mrc-broker-poke/*.c))
 TEST_TOOLS   := $(BUILD)/tests/mrc-forge $(BUILD)/tests/mrc-ack-forge \
 		$(BUILD)/tests/mrc-qp-fill $(BUILD)/tests/mrc-hold-qps \
-		$(BUILD)/tests/mrc-icrc-check $(BUILD)/tests/mrc-fi-check
+		$(BUILD)/tests/mrc-icrc-check $(BUILD)/tests/mrc-fi-check \
+		$(BUILD)/tests/mrc-broker-poke
 
 # The libfabric provider (user/libfabric/, rules below "the libfabric provider").
 FI_PROV      := $(BUILD)/libfabric/libmrc-fi.so
@@ -263,6 +265,8 @@ $(BUILD)/tests/mrc-icrc-check: $(ICRC_CHECK_OBJS)
 	$(Q)$(call link,)
 $(BUILD)/tests/mrc-fi-check: $(FI_CHECK_OBJS)
 	$(Q)$(call link,$(FABRIC_LIBS))
+$(BUILD)/tests/mrc-broker-poke: $(BROKER_POKE_OBJS) $(COMMON)
+	$(Q)$(call link,$(LIBBPF_LIBS))
 
 # The MPI allreduce program (tests/mpi/, docs/PERFORMANCE.md "Allreduce"),
 # built with Open MPI's mpicc when libopenmpi-dev is there (else the MPI

@@ -53,6 +53,14 @@ struct mrc_context_attr {
  * failure: EMFILE when every context slot of the host is held by a live
  * process (mrcd --max-contexts, default 256; a message names the limit),
  * ENOENT when mrcd is not running, EPROTO for maps of another build.
+ *
+ * A root process opens mrcd's pinned maps itself; any other process needs
+ * no privilege: it opens its context through mrcd's applications' socket
+ * and gets its own QPs' maps only (docs/SECURITY.md, "Applications without
+ * privileges"); the context then lives as long as that connection (a
+ * restart of mrcd ends it). The environment variable MRC_VIA_MRCD=1 makes
+ * a root process go through mrcd too, MRC_VIA_MRCD=0 makes any process
+ * open the maps itself (EACCES without the privilege).
  */
 struct mrc_context *mrc_open(const struct mrc_context_attr *attr);
 int mrc_close(struct mrc_context *ctx);

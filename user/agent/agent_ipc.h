@@ -43,8 +43,8 @@
 #include <stdio.h>
 #include <sys/un.h>
 
-#define AGENT_PIN_DIR_DEFAULT	"/sys/fs/bpf/mrc"
-#define AGENT_RUN_DIR		"/run/mrc"
+#include "common/run_paths.h"
+
 
 #define AGENT_PROTO_VERSION	2	/* 2: streams and heartbeats */
 #define AGENT_REQ_MAGIC		0x5143524du	/* "MRCQ" */
@@ -84,23 +84,6 @@ struct agent_msg {
 	uint32_t len;		/* bytes of text after this header */
 	int32_t	 status;	/* AGENT_MSG_EXIT: the exit status */
 };
-
-/* ---- where -------------------------------------------------------------- */
-
-struct agent_paths {
-	char pin_dir[PATH_MAX];		/* absolute, no trailing slash */
-	char pin_parent[PATH_MAX];	/* must be on a bpffs */
-	char lock_path[PATH_MAX];
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-};
-
-/*
- * Make `pin_dir_arg` absolute (its parent must exist) and derive the lock
- * file and socket paths from it. 0, or a negative errno with the reason
- * in err[errlen].
- */
-int agent_paths_resolve(const char *pin_dir_arg, struct agent_paths *p,
-			char *err, size_t errlen);
 
 /* ---- mrcd's side -------------------------------------------------------- */
 

@@ -113,38 +113,6 @@ void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp)
 	ctx->qps[qp->slot] = NULL;
 }
 
-/*
- * Claim a free key in first..first+n-1 of an owner map: a few drawn at
- * random (unpredictable numbers), then every key from a random start;
- * never one a live process holds (mrc_claim_slot). -ENOSPC when all are.
- */
-#define CLAIM_RANDOM_TRIES 8
-
-int mrc_claim_random(int owner_fd, uint32_t first, uint32_t n, pid_t pid,
-		     uint32_t *key)
-{
-	uint32_t r[CLAIM_RANDOM_TRIES + 1];
-	int err = n ? mrc_random_bytes(r, sizeof(r)) : -ENOSPC;
-
-	if (err)
-		return err;
-	for (int i = 0; i < CLAIM_RANDOM_TRIES; i++) {
-		if (!mrc_claim_slot(owner_fd, first + r[i] % n, pid)) {
-			*key = first + r[i] % n;
-			return 0;
-		}
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t k = first + (r[CLAIM_RANDOM_TRIES] + i) % n;
-
-		if (!mrc_claim_slot(owner_fd, k, pid)) {
-			*key = k;
-			return 0;
-		}
-	}
-	return -ENOSPC;
-}
-
 struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot)
 {
 	return (struct mrc_rx_state *)(ctx->rx_map +
@@ -157,52 +125,12 @@ struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot)
 				       slot * sizeof(struct mrc_tx_state));
 }
 
-/*
- * `len` bytes from the kernel's CSPRNG (getrandom(2)): what peers must not
- * guess (QP numbers, rkeys, secrets) never comes from libc's random().
- * 0, or -errno (logged) when the kernel cannot give them.
- */
+/* getrandom(2) (common/claim.h), with a failure logged. */
 int mrc_random_bytes(void *buf, size_t len)
 {
-	unsigned char *p = buf;
+	int err = mrc_getrandom(buf, len);
 
-	while (len) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0) {
-			int e = errno;
-
-			if (e == EINTR)
-				continue;
-			mrc_log(MRC_LOG_ERROR, "getrandom: %s\n", strerror(e));
-			return -e;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * Claim a key of an owner map (QP numbers, ring slots): insert our pid
- * unless present; reclaim entries of processes that died without cleanup.
- */
-int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid)
-{
-	uint32_t owner, me = (uint32_t)pid;
-
-	if (!bpf_map_update_elem(owner_fd, &key, &me, BPF_NOEXIST))
-		return 0;
-	if (errno != EEXIST)
-		return -errno;
-	if (bpf_map_lookup_elem(owner_fd, &key, &owner))
-		return -EBUSY;
-	/* Ours already (another QP or context of this process), or alive. */
-	if (owner == me || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
-		return -EBUSY;
-	/* The owner is gone: take the slot over. */
-	bpf_map_delete_elem(owner_fd, &key);
-	if (bpf_map_update_elem(owner_fd, &key, &me, BPF_NOEXIST))
-		return -EBUSY;
-	return 0;
+	if (err)
+		mrc_log(MRC_LOG_ERROR, "getrandom: %s", strerror(-err));
+	return err;
 }

@@ -17,6 +17,7 @@
 #include "mrc/abi.h"
 #include "mrc/mrc.h"
 #include "objects.h"
+#include "common/claim.h"
 
 /* Return -err and set errno, the convention of every API function. */
 static inline int mrc_err(int err)
@@ -63,10 +64,8 @@ void mrc_log(int level, const char *fmt, ...);
 
 /* ---- owner maps and mmapped state -------------------------------------- */
 
+/* getrandom(2), a failure logged; claiming owner keys: common/claim.h. */
 int mrc_random_bytes(void *buf, size_t len);
-int mrc_claim_slot(int owner_fd, uint32_t key, pid_t pid);
-int mrc_claim_random(int owner_fd, uint32_t first, uint32_t n, pid_t pid,
-		     uint32_t *key);
 int mrc_list_reserve(void ***list, uint32_t n, uint32_t *cap);
 /* A QP into (out of) the context's lists: by slot, and dense (ctx->own). */
 int mrc_own_add(struct mrc_context *ctx, struct mrc_qp *qp);

@@ -204,6 +204,7 @@ struct mrc_context {
 
 	int sock;
 	uint16_t sock_port;
+	int broker_fd;			/* mrcd's broker (host.h); -1: direct */
 	bool gso_refused;		/* the kernel refused UDP_SEGMENT: bursts of 1 (send.c) */
 
 	/*

@@ -89,6 +89,9 @@ static void usage(FILE *f)
 "  --max-qps N          QPs this host serves at once: the maps are sized for\n"
 "                       them at start (1..%d, default %d)\n"
 "  --max-contexts N     processes using libmrc at once (1..%d, default %d)\n"
+"  --app-group GROUP    only members of GROUP may open contexts through mrcd\n"
+"                       (applications without privileges; default: every\n"
+"                       local user)\n"
 "  --detach             stop the agent of DIR, or remove what a dead one left\n"
 "  --no-repair          report a program taken off a plane, do not re-attach\n"
 "  --write-object FILE  write the BPF object with its maps declared at the\n"
@@ -245,6 +248,7 @@ static const struct option longopts[] = {
 	{ "peers",    required_argument, NULL, 'R' },
 	{ "max-qps",  required_argument, NULL, 'Q' },
 	{ "max-contexts", required_argument, NULL, 'C' },
+	{ "app-group", required_argument, NULL, 'G' },
 	{ "detach",   no_argument,       NULL, 'X' },
 	{ "write-object", required_argument, NULL, 'W' },
 	{ "no-repair", no_argument,      NULL, 'N' },
@@ -327,6 +331,9 @@ static int apply_option(struct agent *a, struct arg_state *st, int c, const char
 			return EXIT_USAGE;
 		st->limits_given = true;
 		break;
+	case 'G':
+		a->opt.app_group = arg;
+		break;
 	case 'R':
 		if (parse_peers(a, arg))
 			return EXIT_USAGE;
@@ -370,7 +377,7 @@ static int apply_option(struct agent *a, struct arg_state *st, int c, const char
 static const char *const config_keys[] = {
 	"planes", "pin-dir", "port", "pidfile", "xdp-mode", "probe-successes",
 	"probe-interval-ms", "peers", "max-qps", "max-contexts", "verbose",
-	"no-repair",
+	"no-repair", "app-group",
 };
 
 static const struct option *config_option(const char *key)
@@ -547,6 +554,7 @@ static int parse_args(struct agent *a, int argc, char **argv, struct arg_state *
 static void teardown(struct agent *a)
 {
 	stop_probing(a, true);
+	apps_close(a, true);
 	close_listener(a, true);
 	detach_planes(a);
 	if (a->skel) {
@@ -572,6 +580,7 @@ static void let_go(struct agent *a)
 	int i;
 
 	stop_probing(a, false);
+	apps_close(a, true);
 	close_listener(a, true);
 	for (i = 0; i < a->n_planes; i++) {
 		xdp_program__close(a->planes[i].xdp_prog);
@@ -587,7 +596,7 @@ static int start(struct agent *a)
 	if (resolve_paths(a) || check_bpffs(a) || take_lock(a) ||
 	    make_pin_dir(a) || load_fast_path(a) || configure_fast_path(a) ||
 	    attach_planes(a) || start_probing(a) || open_listener(a) ||
-	    write_pidfile(a))
+	    apps_open(a) || write_pidfile(a))
 		return -1;
 	return 0;
 }
@@ -627,10 +636,15 @@ static int read_signal(const struct agent *a)
  */
 static int serve(struct agent *a)
 {
-	struct pollfd pfd[2 + AGENT_MAX_CLIENTS + PE_MAX_FDS];
-	int i, n, n_pe, timeout, sig, rc;
+	struct pollfd *pfd = calloc((size_t)(2 + AGENT_MAX_CLIENTS + PE_MAX_FDS +
+					     apps_max_pollfds(a)), sizeof(*pfd));
+	int i, n, n_pe, n_apps, timeout, sig, rc;
 	long long now, left;
 
+	if (!pfd) {
+		pr_err("out of memory\n");
+		return SIGTERM;
+	}
 	for (;;) {
 		now = now_ms();
 		timeout = -1;
@@ -653,14 +667,20 @@ static int serve(struct agent *a)
 		if (timeout < 0 || timeout > WATCH_INTERVAL_MS)
 			timeout = WATCH_INTERVAL_MS;
 		n_pe = a->pe ? pe_pollfds(a->pe, pfd + n) : 0;
-		if (poll(pfd, (nfds_t)(n + n_pe), timeout) < 0 && errno != EINTR) {
+		n_apps = apps_pollfds(a, pfd + n + n_pe);
+		if (a->n_apps && (timeout < 0 || timeout > MRC_BROKER_TIMEOUT_MS))
+			timeout = MRC_BROKER_TIMEOUT_MS;	/* HELLO deadlines */
+		if (poll(pfd, (nfds_t)(n + n_pe + n_apps), timeout) < 0 && errno != EINTR) {
 			pr_err("poll: %s\n", strerror(errno));
+			free(pfd);
 			return SIGTERM;
 		}
 		if (pfd[0].revents & POLLIN) {
 			sig = read_signal(a);
-			if (sig)
+			if (sig) {
+				free(pfd);
 				return sig;
+			}
 		}
 		/* The engine first: new events and probe output reach the clients now. */
 		if (n_pe)
@@ -673,6 +693,7 @@ static int serve(struct agent *a)
 		}
 		if (pfd[1].revents & POLLIN)
 			accept_clients(a);
+		apps_process(a, pfd + n + n_pe, n_apps);
 		watch_planes(a);
 	}
 }
@@ -692,6 +713,7 @@ static int open_signals(struct agent *a, const sigset_t *set)
 int main(int argc, char **argv)
 {
 	struct agent a = { .lock_fd = -1, .listen_fd = -1, .sig_fd = -1,
+			   .apps_listen_fd = -1,
 			   .argc = argc, .argv = argv };
 	struct arg_state st = {};
 	bool restarted;

@@ -12,6 +12,7 @@
  *   attach.c   XDP and TC attach, replace in place, detach
  *   probing.c  the probe engine (user/agent/probe_engine.h) set up for us
  *   ctl.c      mrcctl's socket: commands and streams
+ *   apps.c     the applications' socket: contexts without privileges
  */
 #ifndef MRCD_MRCD_H
 #define MRCD_MRCD_H
@@ -24,6 +25,8 @@
 #include <xdp/libxdp.h>
 
 #include "mrc/abi.h"
+#include "common/broker.h"
+#include "common/qpmaps.h"
 #include "agent/agent_ipc.h"
 #include "agent/clock.h"
 #include "agent/probe_engine.h"
@@ -62,6 +65,8 @@ enum xdp_via {
 	XDP_VIA_ADOPTED,	/* ours, attached by another loader: kept */
 };
 
+struct app;	/* apps.c */
+
 struct plane {
 	char name[IFNAMSIZ];
 	int ifindex;
@@ -98,6 +103,7 @@ struct options {
 	bool daemon;
 	bool detach;
 	bool no_repair;			/* --no-repair: report, never re-attach */
+	const char *app_group;		/* --app-group: who may open contexts */
 	const char *write_object;	/* --write-object FILE */
 	int inherited_lock_fd;		/* re-exec: -1 otherwise */
 	int inherited_listen_fd;
@@ -146,9 +152,26 @@ struct agent {
 	int sig_fd;
 	struct client clients[AGENT_MAX_CLIENTS];
 	int n_clients;
+	/* apps.c: contexts of applications without privileges */
+	int apps_listen_fd;
+	char apps_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct app **apps;
+	uint32_t n_apps;
+	struct mrc_qpmaps qpmaps;	/* the QPs' inner maps, made for them */
 	char **argv;			/* for the re-exec */
 	int argc;
 };
+
+/* ---- apps.c ------------------------------------------------------------ */
+
+/* Connections beyond --max-contexts, for those that have not said HELLO. */
+#define APPS_SPARE	8
+
+int apps_open(struct agent *a);
+void apps_close(struct agent *a, bool unlink_path);
+int apps_max_pollfds(const struct agent *a);
+int apps_pollfds(const struct agent *a, struct pollfd *pfd);
+void apps_process(struct agent *a, const struct pollfd *pfd, int n);
 
 /* ---- log.c: the one logger, "mrcd: " and the message, on stderr -------- */
 

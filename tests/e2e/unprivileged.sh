@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Applications without privileges (issue 16): mrc-perf runs as uid 65534
+# on both hosts and gets its QPs through mrcd's broker (common/broker.h),
+# never opening the pinned maps. Each case says what it expects:
+#   - a transfer between two unprivileged processes, verified by checksum,
+#     its EVs labelled with their spines (path discovery run by mrcd);
+#   - the pinned maps stay out of reach (bpffs and pin folder 0700), and
+#     libmrc told to open them itself fails with a clear message;
+#   - another unprivileged context cannot take, change or free the live
+#     transfer's QP, window or peers, nor lie about its own context, and
+#     malformed requests get an error or a closed connection (the
+#     transfer stays verified, mrcd keeps serving);
+#   - a context killed with SIGKILL leaves nothing: mrcd takes its QPs,
+#     windows and context slot back;
+#   - mrcd --app-group keeps users outside the group out, with a message.
+. "$(dirname "$0")/lib.sh"
+
+NOBODY=65534
+POKE="$ROOT/build/tests/mrc-broker-poke"
+HOLD="$ROOT/build/tests/mrc-hold-qps"
+AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+
+LAB_PREFIX=upv lab_up --hosts 2 --planes 2 --spines 2 --mtu 1500 ||
+	{ echo "[unprivileged.lab_up] FAIL"; exit 1; }
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'lab_cleanup; rm -rf "$tmp"' EXIT
+lab agent start > /dev/null || { echo "[unprivileged.agents] FAIL"; exit 1; }
+H2=$(lab addr h2 1)
+
+# An unprivileged mrc-perf server on h2 (one client after another).
+lab exec h2 "${AS_NOBODY[@]}" "$PERF" server --json > "$tmp/server.json" \
+	2> "$tmp/server.err" &
+BG_PIDS+=($!)
+sleep 0.5
+
+# uclient ARGS...: mrc-perf client from h1 to h2 as uid 65534.
+uclient() {
+	lab exec h1 "${AS_NOBODY[@]}" "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+		> "$tmp/c.json" 2> "$tmp/c.err"
+	local rc=$?
+	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
+	return $rc
+}
+qps_json() { lab exec "$1" "$MRCCTL" qp list --json; }
+owner_uid() { awk '/^Uid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+begin unprivileged.transfer_verified
+uclient --size 1m --iters 64 --depth 4 --verify
+check $? "client failed"
+check "$(eq "$(jq -r .verified "$tmp/c.json")" true)" "not verified"
+between "$(jq -r .goodput_gbps "$tmp/c.json")" 0.01 1000
+check $? "no goodput"
+end
+
+begin unprivileged.paths_discovered_by_mrcd
+# A slow transfer keeps the QP alive while we look at its EV table.
+uclient --size 4096 --iters 4000 --depth 1 --verify &
+cpid=$!
+labelled=0
+for ((i = 0; i < 100; i++)); do
+	qpn=$(qps_json h1 | jq -r '[.[] | select(.state == "RTS")][0].qpn // empty')
+	if [ -n "$qpn" ]; then
+		labelled=$(lab exec h1 "$MRCCTL" ev list --qp "$qpn" --json |
+			jq "[.[] | select(.path > 0)] | length")
+		[ "$labelled" -gt 0 ] && break
+	fi
+	sleep 0.05
+done
+owner=$(qps_json h1 | jq -r "[.[] | select(.qpn == ${qpn:-0})][0].owner_pid // empty")
+check "$(eq "$(owner_uid "$owner")" $NOBODY)" "the QP's owner is not uid $NOBODY"
+check "$([ "${labelled:-0}" -gt 0 ] && echo ok)" "no EV labelled with a spine"
+wait $cpid
+check $? "client failed"
+end
+
+begin unprivileged.maps_out_of_reach
+out=$(lab exec h1 "${AS_NOBODY[@]}" bpftool map show pinned /sys/fs/bpf/mrc/mrc_qps 2>&1)
+check "$([ $? -ne 0 ] && echo ok)" "uid $NOBODY opened mrc_qps: $out"
+MRC_VIA_MRCD=0 lab exec h1 env MRC_VIA_MRCD=0 "${AS_NOBODY[@]}" "$PERF" client "$H2" \
+	--size 4096 --iters 1 > /dev/null 2> "$tmp/direct.err"
+check "$([ $? -ne 0 ] && echo ok)" "a direct context opened as uid $NOBODY"
+grep -q "cannot open /sys/fs/bpf/mrc" "$tmp/direct.err"
+check $? "no clear message: $(head -c 300 "$tmp/direct.err")"
+end
+
+begin unprivileged.broker_refuses_others
+# The victim: a live unprivileged transfer; the attacker: another context.
+uclient --size 4096 --iters 20000 --depth 2 --verify &
+cpid=$!
+victim=""
+for ((i = 0; i < 100; i++)); do
+	victim=$(qps_json h1 | jq -c '[.[] | select(.state == "RTS" and .cc != null)][0] // empty')
+	[ -n "$victim" ] && break
+	sleep 0.05
+done
+check "$([ -n "$victim" ] && echo ok)" "no live QP to attack"
+vqpn=$(echo "$victim" | jq -r .qpn)
+lab exec h1 "${AS_NOBODY[@]}" "$POKE" --victim-slot $((vqpn - 1)) \
+	--victim-window "$(($(echo "$victim" | jq -r .cc.slot) - 1))" \
+	--victim-peer "$(echo "$victim" | jq -r '.peers[0]')" \
+	--victim-remote-qpn "$(echo "$victim" | jq -r .remote_qpn)" \
+	> "$tmp/poke.json" 2> "$tmp/poke.err"
+check $? "mrc-broker-poke failed: $(cat "$tmp/poke.err")"
+for k in publish_other_slot destroy_other_slot maps_other_slot release_other_window \
+	publish_other_context publish_other_port publish_other_window; do
+	check "$(eq "$(jq -r ".$k" "$tmp/poke.json")" EPERM)" "$k"
+done
+check "$(eq "$(jq -r .peers_take_other "$tmp/poke.json")" EADDRINUSE)" "peers_take_other"
+check "$(eq "$(jq -r .publish_out_of_range "$tmp/poke.json")" EINVAL)" "out of range"
+check "$(eq "$(jq -r .publish_own "$tmp/poke.json")" OK)" "its own QP refused"
+check "$(eq "$(jq -r .hello_twice "$tmp/poke.json")" EALREADY)" "hello_twice"
+check "$(eq "$(jq -r .before_hello "$tmp/poke.json")" EPROTO)" "before_hello"
+check "$(eq "$(jq -r .wrong_abi "$tmp/poke.json")" EPROTO)" "wrong_abi"
+check "$(eq "$(jq -r .garbage_dropped "$tmp/poke.json")" ECONNRESET)" "garbage"
+# The victim's QP is as it was, and its transfer ends verified.
+check "$(eq "$(qps_json h1 | jq -r ".[] | select(.qpn == $vqpn) | .state")" RTS)" \
+	"the victim QP changed"
+wait $cpid
+check $? "the victim's transfer failed"
+check "$(eq "$(jq -r .verified "$tmp/c.json")" true)" "not verified"
+end
+
+begin unprivileged.killed_context_cleaned_up
+before=$(qps_json h1 | jq length)
+lab exec h1 "${AS_NOBODY[@]}" "$HOLD" --count 20 --rts 10 --peer "$H2" \
+	> "$tmp/hold.out" 2> "$tmp/hold.err" &
+hpid=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q holding "$tmp/hold.out" && break
+	sleep 0.05
+done
+during=$(qps_json h1 | jq length)
+check "$(eq "$during" $((before + 20)))" "holding: $during QPs, not $((before + 20))"
+# SIGKILL: no cleanup of its own; mrcd sees the connection close.
+pkill -KILL -P $hpid 2> /dev/null; kill -KILL $hpid 2> /dev/null
+wait $hpid 2> /dev/null
+for ((i = 0; i < 100; i++)); do
+	[ "$(qps_json h1 | jq length)" = "$before" ] && break
+	sleep 0.05
+done
+check "$(eq "$(qps_json h1 | jq length)" "$before")" "QPs left behind"
+# Its context slot came back: every slot can be opened again.
+uclient --size 4096 --iters 8 --verify
+check $? "no context after the kill"
+end
+
+begin unprivileged.app_group
+groupadd -f mrcupv 2> /dev/null
+lab agent stop > /dev/null
+lab agent start -- --app-group mrcupv > /dev/null
+sock=$(ls /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
+check "$(eq "$(stat -c %a:%G "$sock")" 660:mrcupv)" "the socket's mode and group"
+lab exec h1 "${AS_NOBODY[@]}" "$PERF" client "$H2" --size 4096 --iters 1 \
+	> /dev/null 2> "$tmp/group.err"
+check "$([ $? -ne 0 ] && echo ok)" "uid $NOBODY outside the group got a context"
+grep -q "cannot reach mrcd's broker.*Permission denied" "$tmp/group.err"
+check $? "no clear message: $(head -c 300 "$tmp/group.err")"
+lab agent stop > /dev/null
+groupdel mrcupv 2> /dev/null
+end
