@@ -310,7 +310,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		6	/* 6: SRv6 EVs (MRC_EVF_SRV6, srv6_block fields) */
+#define MRC_ABI_VERSION		7	/* 7: per-QP state inner maps (mrc_rx, mrc_tx, mrc_qp_evs, mrc_cc_view); 6: SRv6 EVs */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,

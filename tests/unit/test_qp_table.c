@@ -26,6 +26,7 @@
 #include "agent/map_bulk.h"
 #include "agent/qp_summary.h"
 #include "agent/qp_table.h"
+#include "common/qpmaps.h"
 #include "fake_host.h"
 #include "test.h"
 
@@ -87,9 +88,10 @@ static int put_qp(uint32_t slot)
 		evs->ev[i].flags = MRC_EV_F_ACTIVE;
 	}
 	if (bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY) ||
-	    bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY) ||
-	    bpf_map_update_elem(host.fd[MRC_PIN_QP_EVS], &slot, evs, BPF_ANY))
+	    bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY))
 		rc = -errno;
+	if (!rc)	/* the QP's own EV table map */
+		rc = mrc_qp_state_write(host.fd[MRC_PIN_QP_EVS], slot, evs, sizeof(*evs));
 	free(evs);
 	return rc;
 }
@@ -269,9 +271,10 @@ TEST_CASE(test_worst_order, "qp_table.worst_order_without_errors")
 {
 	static const uint32_t bad[] = { 0, 3, 9, 1, 9, 4, 2, 7 };
 	struct mrc_qp_evs *evs = calloc(8, sizeof(*evs));
+	const struct mrc_qp_evs *evs_of[8];
 	struct mrc_qp_info info[8] = {};
 	uint32_t slot[8];
-	struct qp_table t = { .n = 8, .slot = slot, .info = info, .evs = evs };
+	struct qp_table t = { .n = 8, .slot = slot, .info = info, .evs = evs_of };
 	struct qp_summary s;
 
 	ASSERT_TRUE(evs != NULL, "memory");
@@ -279,6 +282,7 @@ TEST_CASE(test_worst_order, "qp_table.worst_order_without_errors")
 		return;
 	for (uint32_t r = 0; r < 8; r++) {
 		slot[r] = r;
+		evs_of[r] = &evs[r];
 		info[r] = (struct mrc_qp_info){ .state = MRC_QPS_RTS, .n_evs = 16 };
 		for (uint32_t i = 0; i < 16; i++)
 			evs[r].ev[i].state = i < bad[r] ? MRC_EV_ASSUMED_BAD : MRC_EV_GOOD;
