@@ -387,20 +387,46 @@ TEST_CASE(test_status, "qp_table.status_summarises_and_has_limits")
 	free(err);
 }
 
+/* Memlock of every state map (user/common/qpmaps.h) the host's QPs have. */
+static uint64_t state_maps_memlock(unsigned int *n)
+{
+	static const enum mrc_pin outer[] = {
+		MRC_PIN_QP_EVS, MRC_PIN_RX, MRC_PIN_TX, MRC_PIN_CC_VIEW,
+	};
+	uint64_t sum = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < sizeof(outer) / sizeof(outer[0]); i++)
+		for (uint32_t s = 0; s < MAX_QPS; s++) {
+			int fd = mrc_qpmaps_open(host.fd[outer[i]], s);
+
+			if (fd < 0)
+				continue;
+			sum += map_memlock(fd);
+			(*n)++;
+			close(fd);
+		}
+	return sum;
+}
+
 TEST_CASE(test_map_bytes, "qp_table.map_bytes_counts_inner_maps")
 {
-	uint64_t sum = 0, pinned = 0, inner = 0;
-	unsigned int n = 0;
+	uint64_t sum = 0, pinned = 0, inner = 0, states;
+	unsigned int n = 0, n_states = 0;
 
 	NEED_HOST();
 	for (int i = 0; i < MRC_PIN__COUNT; i++)
 		pinned += map_memlock(host.fd[i]);
 	inner = map_memlock(host.inner[0]) + map_memlock(host.inner[1]);
-	ASSERT_TRUE(pinned > (uint64_t)MAX_QPS * sizeof(struct mrc_tx_state), "memlock read");
+	states = state_maps_memlock(&n_states);
+	ASSERT_TRUE(pinned > 0, "memlock read");
 	ASSERT_TRUE(inner > 0, "inner rings have memlock");
+	ASSERT_EQ(n_states, want.n, "an EV table map per QP");
+	ASSERT_TRUE(states >= (uint64_t)want.n * sizeof(struct mrc_qp_evs),
+		    "the QPs' state maps have memlock");
 	ASSERT_EQ(map_bytes_of_dir(host.dir, &sum, &n, NULL, 0), 0, "sum");
-	ASSERT_EQ(sum, pinned + inner, "every pinned map and the inner rings");
-	ASSERT_EQ(n, MRC_PIN__COUNT + 2, "maps counted once each");
+	ASSERT_EQ(sum, pinned + inner + states, "every pinned map and the inner maps");
+	ASSERT_EQ(n, MRC_PIN__COUNT + 2 + n_states, "maps counted once each");
 }
 
 /*

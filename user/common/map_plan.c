@@ -106,6 +106,16 @@ uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus)
 	return sum;
 }
 
+uint64_t mrc_plan_state_bytes(uint32_t max_qps)
+{
+	uint64_t per_qp = 0;
+
+	/* A one-entry BPF_F_MMAPABLE array: its value rounded up to pages. */
+	for (unsigned int i = 0; i < MRC_PIN__COUNT; i++)
+		per_qp += page_align(round8(mrc_pin_spec(i)->inner_value_size));
+	return per_qp * max_qps;
+}
+
 enum mrc_pin mrc_plan_biggest(uint32_t max_qps, uint32_t max_ctx,
 			      unsigned int ncpus)
 {
