@@ -37,7 +37,7 @@ uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus);
 /*
  * The QPs' state maps at max_qps QPs (user/common/qpmaps.h: mrc_rx,
  * mrc_tx, mrc_qp_evs and a window's mrc_cc_view, each a map of its own
- * of a page or more), which mrc_plan_bytes() leaves out: they come with
+ * of two pages or more), which mrc_plan_bytes() leaves out: they come with
  * the QPs, not with mrcd's start.
  */
 uint64_t mrc_plan_state_bytes(uint32_t max_qps);

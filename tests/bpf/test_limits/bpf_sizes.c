@@ -221,3 +221,36 @@ TEST_CASE(test_planned_bytes, "limits.planned_bytes")
 		LIMITS_QPS, LIMITS_CTX, (unsigned long long)planned_sum,
 		(unsigned long long)actual_sum);
 }
+
+/* The memlock of the inner map an outer map holds at slot (0: none). */
+static __u64 inner_bytes(int outer_fd, __u32 slot)
+{
+	int fd = mrc_qpmaps_open(outer_fd, slot);
+	__u64 n;
+
+	if (fd < 0)
+		return 0;
+	n = mrc_plan_fd_bytes(fd);
+	close(fd);
+	return n;
+}
+
+/*
+ * A QP's state maps and its window's view as the kernel charges them
+ * are what mrcd's plan counts per QP (mrc_plan_state_bytes): for each, a
+ * page for the map's struct and the value's pages, within a bit of slack.
+ */
+TEST_CASE(test_planned_state_bytes, "limits.planned_state_bytes")
+{
+	__u64 actual, planned = mrc_plan_state_bytes(1);
+
+	setup_qp(1);	/* the test QP's state maps, window 0's view */
+	actual = inner_bytes(MFD(mrc_rx), SLOT) + inner_bytes(MFD(mrc_tx), SLOT) +
+		 inner_bytes(MFD(mrc_qp_evs), SLOT) + inner_bytes(MFD(mrc_cc_view), 0);
+	ASSERT_TRUE(planned >= 4 * 2 * 4096, "two pages or more for each of the four");
+	if (!ASSERT_TRUE(actual >= planned && actual - planned <= 4 * 2048,
+			 "planned bytes within the maps' structs below the kernel's"))
+		fprintf(stderr, "  planned %llu, bytes_memlock %llu\n",
+			(unsigned long long)planned, (unsigned long long)actual);
+	ASSERT_EQ(mrc_plan_state_bytes(1000), 1000 * planned, "linear in the QPs");
+}
