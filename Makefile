@@ -255,7 +255,7 @@ $(BUILD)/mrc-fuzz: $(MRCFUZZ_OBJS) $(FUZZ_OBJS) $(FIXTURE_OBJS) $(AGENT) $(COMMO
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-forge: $(FORGE_OBJS)
 	$(Q)$(call link,)
-$(BUILD)/tests/mrc-ack-forge: $(ACK_FORGE_OBJS)
+$(BUILD)/tests/mrc-ack-forge: $(ACK_FORGE_OBJS) $(COMMON)
 	$(Q)$(call link,$(LIBBPF_LIBS))
 $(BUILD)/tests/mrc-qp-fill: $(QP_FILL_OBJS) $(LIBMRC)
 	$(Q)$(call link,$(LIBBPF_LIBS))

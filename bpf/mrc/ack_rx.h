@@ -286,7 +286,9 @@ ack_target(struct mrc_pkt *p, struct mrc_qp_info **info_out, int *reason,
 	if (*reason)
 		return NULL;
 	*info_out = info;
-	return bpf_map_lookup_elem(&mrc_tx, &slot);
+	/* A QP without its state map (being created or torn down): no QP. */
+	*reason = MRC_DROP_UNKNOWN_QP;
+	return qp_tx_state(slot);
 }
 
 static __always_inline int handle_sack(struct mrc_pkt *p)

@@ -164,9 +164,9 @@ __noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts
 	__u64 now;
 
 	/* Slots past the maps' sizes (mrcd's --max-qps) fail the lookups. */
-	tx = bpf_map_lookup_elem(&mrc_tx, &tx_slot);
+	tx = qp_tx_state(tx_slot);
 	cs = bpf_map_lookup_elem(&mrc_cc, &slot);
-	v = bpf_map_lookup_elem(&mrc_cc_view, &slot);
+	v = cc_view_of(slot);
 	if (!tx || !cs || !v)
 		return 0;
 	in.acked += count_unsacked(tx, (__u32)(una_range >> 32), (__u32)una_range);

@@ -146,7 +146,7 @@ static __always_inline int handle_data(struct mrc_pkt *p, int is_probe)
 		reason = check_data_lengths(p);
 		if (reason)
 			return count_qp_drop(slot, reason);
-		rx = bpf_map_lookup_elem(&mrc_rx, &slot);
+		rx = qp_rx_state(slot);
 		if (!rx)
 			return count_qp_drop(slot, MRC_DROP_UNKNOWN_QP);
 		reason = check_window(rx, p->psn);

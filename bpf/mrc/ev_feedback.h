@@ -21,7 +21,7 @@
 static __always_inline void penalise_ev(__u32 slot, __u32 idx,
 					struct mrc_ev_rx_counters *c)
 {
-	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_qp_evs *evs = qp_ev_table(slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 
 	if (!evs || !info || !ev_idx_valid(info->n_evs, idx))
@@ -36,7 +36,7 @@ static __always_inline void penalise_ev(__u32 slot, __u32 idx,
 /* The receiver judges the path bad (M = ALWAYS_SKIP): demote the EV. */
 static __always_inline void always_skip_ev(__u32 slot, __u32 idx, __u32 psn)
 {
-	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	struct mrc_qp_evs *evs = qp_ev_table(slot);
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 
 	if (evs && info)

@@ -233,7 +233,7 @@ static __always_inline __u32 report_losses(struct mrc_tx_state *tx,
 	lc.give_up_ns = give_up_window(tx);
 	lc.implied = implied;
 	lc.win_base = win_base;
-	lc.evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
+	lc.evs = qp_ev_table(slot);
 	lc.window = window;
 	if (trig) {
 		lc.trig_sent_ns = trig->sent_ns;

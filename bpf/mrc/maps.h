@@ -65,32 +65,61 @@ struct {
 	PIN;
 } mrc_peers SEC(".maps");
 
-/* Mapped by libmrc and mrcd, which change entries with compare-and-swap. */
-struct {
+/*
+ * Each QP's state (by slot) is a map of its own, so that mrcd can hand an
+ * application the fds of its own QPs' state and nothing else: libmrc
+ * creates the three inner maps when it creates a QP and maps them (one
+ * entry each, BPF_F_MMAPABLE); it and mrcd change entries with
+ * compare-and-swap. A slot without an inner map (no QP) reads as NULL.
+ * The templates carry no BPF_F_INNER_MAP: every inner map has the same
+ * size, so the verifier inlines the inner lookup like a plain array's.
+ */
+struct mrc_qp_evs_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, MRC_MAX_QPS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mrc_qp_evs);
+};
+
+struct mrc_rx_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_rx_state);
+};
+
+struct mrc_tx_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mrc_tx_state);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MRC_MAX_QPS);
+	__type(key, __u32);
 	PIN;
+	__array(values, struct mrc_qp_evs_map);
 } mrc_qp_evs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, MRC_MAX_QPS);
 	__type(key, __u32);
-	__type(value, struct mrc_rx_state);
 	PIN;
+	__array(values, struct mrc_rx_map);
 } mrc_rx SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, MRC_MAX_QPS);
 	__type(key, __u32);
-	__type(value, struct mrc_tx_state);
 	PIN;
+	__array(values, struct mrc_tx_map);
 } mrc_tx SEC(".maps");
 
 /*
@@ -129,7 +158,7 @@ struct mrc_send_log_map {
  * clang 14 writes a struct that an inner map's template names only as a
  * forward declaration into BTF, and libbpf cannot size the template then.
  * This function (called by no program, so never loaded) asks for the
- * local BTF ids of the three value types, which makes clang write their
+ * local BTF ids of the inner maps' value types, which makes clang write their
  * full definitions (also into the BTF libmrc gives the inner maps, so
  * bpftool shows their fields).
  */
@@ -137,7 +166,11 @@ __attribute__((unused)) int mrc_btf_inner_values(void)
 {
 	return (int)(bpf_core_type_id_local(struct mrc_send_rec) +
 		     bpf_core_type_id_local(struct mrc_ev_rx_counters) +
-		     bpf_core_type_id_local(struct mrc_ev_tx_counters));
+		     bpf_core_type_id_local(struct mrc_ev_tx_counters) +
+		     bpf_core_type_id_local(struct mrc_rx_state) +
+		     bpf_core_type_id_local(struct mrc_tx_state) +
+		     bpf_core_type_id_local(struct mrc_qp_evs) +
+		     bpf_core_type_id_local(struct mrc_cc_view));
 }
 
 /* XDP's per-EV counters (per SACK and NACK). */
@@ -268,13 +301,21 @@ struct {
 	PIN;
 } mrc_cc_owner SEC(".maps");
 
-struct {
+/* Each window's view (by cc slot): an inner map per window, like a QP's state. */
+struct mrc_cc_view_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, MRC_MAX_CC);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mrc_cc_view);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MRC_MAX_CC);
+	__type(key, __u32);
 	PIN;
+	__array(values, struct mrc_cc_view_map);
 } mrc_cc_view SEC(".maps");
 
 /*
@@ -311,5 +352,40 @@ struct {
 	__uint(value_size, sizeof(__u32));
 	PIN;
 } mrc_xdp_next SEC(".maps");
+
+/*
+ * The one entry of a per-slot inner map. The key is a constant in .rodata,
+ * not a stack slot: the XDP frame has no bytes to spare.
+ */
+static const __u32 mrc_inner_key;
+
+static __always_inline void *inner_entry(void *outer, __u32 slot)
+{
+	void *inner = bpf_map_lookup_elem(outer, &slot);
+
+	return inner ? bpf_map_lookup_elem(inner, &mrc_inner_key) : NULL;
+}
+
+/* A QP's state by slot; NULL when the slot has no QP (no inner map). */
+static __always_inline struct mrc_rx_state *qp_rx_state(__u32 slot)
+{
+	return inner_entry(&mrc_rx, slot);
+}
+
+static __always_inline struct mrc_tx_state *qp_tx_state(__u32 slot)
+{
+	return inner_entry(&mrc_tx, slot);
+}
+
+static __always_inline struct mrc_qp_evs *qp_ev_table(__u32 slot)
+{
+	return inner_entry(&mrc_qp_evs, slot);
+}
+
+/* A window's view by cc slot; NULL when no process claimed the window. */
+static __always_inline struct mrc_cc_view *cc_view_of(__u32 slot)
+{
+	return inner_entry(&mrc_cc_view, slot);
+}
 
 #endif /* MRC_BPF_MAPS_H */

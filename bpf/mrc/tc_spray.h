@@ -167,8 +167,8 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1, bytes = skb->len;
 	const struct l4_info *l4 = &p->l4;
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
-	struct mrc_qp_evs *evs = bpf_map_lookup_elem(&mrc_qp_evs, &slot);
-	struct mrc_tx_state *tx = bpf_map_lookup_elem(&mrc_tx, &slot);
+	struct mrc_qp_evs *evs = qp_ev_table(slot);
+	struct mrc_tx_state *tx = qp_tx_state(slot);
 	__u32 psn, n, plane, ifindex = 0;
 	__u8 flags = p->flags;
 	struct mrc_send_rec *rec;

@@ -310,7 +310,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		6	/* 6: SRv6 EVs (MRC_EVF_SRV6, srv6_block fields) */
+#define MRC_ABI_VERSION		7	/* 7: per-QP state inner maps (mrc_rx, mrc_tx, mrc_qp_evs, mrc_cc_view); 6: SRv6 EVs */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
@@ -503,7 +503,8 @@ static inline __u32 mrc_ev_word_with(__u32 w, __u8 state, __u8 flags)
 #define MRC_EV_WORD_FLAGS(w)	((__u8)((w) >> 24))
 
 /*
- * A QP's paths. TC egress walks `perm` (a permutation of 0..n_evs-1,
+ * A QP's paths, the one entry of its own BPF_F_MMAPABLE map (mrc_qp_evs
+ * holds it at the QP's slot). TC egress walks `perm` (a permutation of 0..n_evs-1,
  * reshuffled each time the cursor wraps) and sends on the entry it names
  * if that entry is ACTIVE and GOOD; an entry in SKIP loses this turn and
  * becomes GOOD again. XDP moves entries between states from the SACKs.
@@ -715,7 +716,8 @@ MRC_ABI_ASSERT_SIZE(struct mrc_rev_evs, 6 * MRC_CACHE_LINE);
 MRC_ABI_ASSERT_LINE(struct mrc_rev_evs, pick);
 
 /*
- * Responder state of one QP, in a BPF_F_MMAPABLE array: libmrc writes it
+ * Responder state of one QP, the one entry of its own BPF_F_MMAPABLE map
+ * (mrc_rx holds it at the QP's slot): libmrc writes it
  * as it places data, XDP reads it to drop duplicates and out-of-window
  * packets before they cost a socket wake-up. libmrc stays authoritative.
  * PSNs here are 32-bit extensions of the 24-bit wire PSN.
@@ -747,7 +749,8 @@ struct mrc_wr_rec {
 MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 4);
 
 /*
- * Requester state of one QP, in a BPF_F_MMAPABLE array. libmrc writes
+ * Requester state of one QP, the one entry of its own BPF_F_MMAPABLE map
+ * (mrc_tx holds it at the QP's slot). libmrc writes
  * snd_nxt and the WR ring tail; XDP advances snd_una, sack_max, loss_mark
  * and wr_head with atomic compare-and-swap, because SACKs of one QP can be
  * processed on several CPUs at once. XDP only sets `sacked` bits (for

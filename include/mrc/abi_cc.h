@@ -153,10 +153,12 @@ static inline __u64 mrc_rtt_bucket_top_ns(__u32 b)
 }
 
 /*
- * What a window looks like from outside, mmapped by libmrc (it reads cwnd
- * with a plain load before every send) and read by mrcctl. XDP writes it
- * after each update (libmrc fills it once when it creates the window);
- * libmrc writes inflight and waiting, on a line of their own.
+ * What a window looks like from outside, the one entry of the window's own
+ * BPF_F_MMAPABLE map (mrc_cc_view holds it at the window's slot), mmapped
+ * by libmrc (it reads cwnd with a plain load before every send) and read
+ * by mrcctl. XDP writes it after each update (libmrc fills it once when
+ * it creates the window); libmrc writes inflight and waiting, on a line of
+ * their own.
  */
 struct mrc_cc_view {
 	/* XDP's, per SACK. */

@@ -5,6 +5,9 @@
 # (bytes_memlock of its inner maps) than one with --mpr 32 (4096); both
 # transfers verify; bpftool shows the records' fields (the inner maps
 # carry the fast path's BTF); nothing is left once the client has exited.
+# A QP's state (mrc_rx, mrc_tx, mrc_qp_evs) and its window's view
+# (mrc_cc_view) are maps of their own too (ABI 7): one each while the QP
+# lives, with their fields in bpftool, and gone (freed) after it.
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=qpm lab_up --hosts 2 --planes 2 --spines 2
@@ -21,6 +24,21 @@ inner_ids() {
 }
 # FIELD of map ID (bpftool map show), 0 if there is no such map.
 map_field() { bpftool -j map show id "$1" 2>/dev/null | jq -r ".$2 // 0"; }
+# Wait (up to 3 s) until none of the map ids in FILE exists any more: a
+# reader's mapping (mrcd's probe engine) lets go at its next walk refresh.
+maps_freed() {
+	local i id left
+	for ((i = 0; i < 60; i++)); do
+		left=0
+		for id in $(cat "$1"); do
+			[ "$(map_field "$id" id)" = 0 ] || left=$((left + 1))
+		done
+		[ "$left" -eq 0 ] && return 0
+		sleep 0.05
+	done
+	echo "    $left of the maps $(tr '\n' ' ' < "$1")still exist" >&2
+	return 1
+}
 
 # Wait (up to 5 s) until the client whose stderr is FILE has connected:
 # its QP has its inner maps from then on.
@@ -37,7 +55,7 @@ wait_connected() {
 # is connected (it lingers: `lab exec` takes a while each):
 # "LOG_ENTRIES EV_ENTRIES MEMLOCK" into $tmp/maps.MPR; then waits.
 run_client() {
-	local mpr=$1 pid i ids=() log rx tx mem
+	local mpr=$1 pid i ids=() state=() log rx tx mem
 	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 1m \
 		--bytes 256m --verify --mpr "$mpr" --linger-s 8 \
 		> "$tmp/c$mpr.json" 2> "$tmp/c$mpr.err" &
@@ -51,6 +69,10 @@ run_client() {
 	for i in "${ids[@]}"; do mem=$((mem + $(map_field "$i" bytes_memlock))); done
 	echo "$(map_field "${ids[0]:-0}" max_entries) $(map_field "${ids[1]:-0}" max_entries)" \
 		"$mem ${ids[0]:-0}" > "$tmp/maps.$mpr"
+	state=($(inner_ids mrc_rx) $(inner_ids mrc_tx) $(inner_ids mrc_qp_evs))
+	check "one QP, three state maps" eq "${#state[@]}" 3
+	state+=($(inner_ids mrc_cc_view))
+	printf '%s\n' "${state[@]}" >> "$tmp/state_ids"
 	wait "$pid"
 	check "transfer with --mpr $mpr finished" eq "$?" 0
 	check "verified" eq "$(jq -r .verified "$tmp/c$mpr.json")" true
@@ -73,6 +95,10 @@ begin qp_maps.freed_at_exit
 check "no send log left" eq "$(inner_ids mrc_send_log | wc -l)" 0
 check "no XDP counters left" eq "$(inner_ids mrc_ev_stats | wc -l)" 0
 check "no TC counters left" eq "$(inner_ids mrc_ev_tx | wc -l)" 0
+check "no QP state left" eq "$(inner_ids mrc_rx; inner_ids mrc_tx; inner_ids mrc_qp_evs)" ""
+check "no window view left" eq "$(inner_ids mrc_cc_view | wc -l)" 0
+check "the QPs' state maps seen" between "$(wc -l < "$tmp/state_ids")" 6 8
+check "and freed" maps_freed "$tmp/state_ids"
 end
 
 begin qp_maps.bpftool_shows_fields
@@ -88,6 +114,12 @@ check "a send log while connected" test -n "$id"
 check "records dumped with their fields" eq "$(bpftool -j map dump id "${id:-0}" |
 	jq '[.. | objects | select(has("psn") and has("ev_idx"))] |
 		length > 0')" true
+id=$(inner_ids mrc_rx | head -1)
+check "the QP's rx state, a map of its own" test -n "$id"
+check "named after the QP" eq "$(map_field "${id:-0}" name | sed 's/_[0-9]*$//')" mrc_rx
+check "its fields dumped by name" eq "$(bpftool -j map dump id "${id:-0}" |
+	jq '[.. | objects | select(has("cack") and has("mpr") and has("placed"))] |
+		length == 1')" true
 wait "$pid"
 check "lingering client verified" eq "$(jq -r .verified "$tmp/cl.json")" true
 end

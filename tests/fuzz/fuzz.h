@@ -83,11 +83,12 @@ struct fz_snap {
 };
 
 /* The mmapped per-QP arrays (as libmrc and mrcd map them). */
+/* Each fuzzed QP's state maps (by QP index) and windows 1..FZ_QPS, mapped. */
 struct fz_maps {
-	struct mrc_tx_state *tx;
-	struct mrc_rx_state *rx;
-	struct mrc_qp_evs *evs;
-	struct mrc_cc_view *view;
+	struct mrc_tx_state *tx[FZ_QPS];
+	struct mrc_rx_state *rx[FZ_QPS];
+	struct mrc_qp_evs *evs[FZ_QPS];
+	struct mrc_cc_view *view[FZ_QPS];
 };
 
 int fz_maps_open(struct fz_maps *m);
@@ -102,7 +103,10 @@ void fz_user_step(struct fz_rng *r, const struct fz_maps *m, int i);
 void fz_snapshot(const struct fz_maps *m, struct fz_snap *s, int counters);
 /* Write a snapshot's QPs back into the maps (--replay). */
 void fz_restore(const struct fz_maps *m, const struct fz_snap *s);
-/* Every slot no fuzzed QP uses is still all zero; 0 or the first bad slot + 1. */
+/*
+ * No slot but the fuzzed QPs' holds state maps, no window past theirs a
+ * view (the fast path created none); 0 or the first bad slot + 1.
+ */
 __u32 fz_unused_slots_dirty(const struct fz_maps *m);
 
 /* ---- frames --------------------------------------------------------------- */

@@ -257,7 +257,7 @@ static int start(struct fz_maps *m)
 		fprintf(stderr, "mrc-fuzz: no XDP or TC program in the object\n");
 		return -1;
 	}
-	if (fz_maps_open(m) || fz_env_setup()) {
+	if (fz_env_setup() || fz_maps_open(m)) {
 		fprintf(stderr, "mrc-fuzz: cannot map or seed the maps: %s\n", strerror(errno));
 		return -1;
 	}

@@ -18,6 +18,8 @@
 
 #include "fuzz.h"
 #include "common/ev_state.h"
+#include "common/qpmaps.h"
+#include "common/state_maps.h"
 
 const __u32 fz_qpns[FZ_QPS] = { 1, 5, 130, MRC_MAX_QPS };
 const __u32 fz_remote_qpns[FZ_QPS] = { 9, 10, 11, 12 };
@@ -36,42 +38,58 @@ static struct mrc_qp_info info_shadow[FZ_QPS];
 /* Parameters of windows 1..FZ_QPS (a window may be shared by QPs). */
 static struct mrc_nscc_params cc_shadow[FZ_QPS];
 
-/* ---- the mmapped arrays -------------------------------------------------- */
+/* ---- the mmapped state maps --------------------------------------------- */
 
-static size_t array_len(size_t value_size)
+static __u32 slot_of(int i);
+
+/* A fresh state map's fd, mapped (the fd closed); NULL on error. */
+static void *map_fd(int fd, size_t value_size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = ((value_size + 7) & ~(size_t)7) * MRC_MAX_QPS;
+	void *p = fd < 0 ? NULL : mrc_state_map_fd(fd, value_size, PROT_READ | PROT_WRITE);
 
-	return (len + page - 1) & ~(page - 1);
+	if (fd >= 0)
+		close(fd);
+	return p;
 }
 
-static void *map_array(int fd, size_t value_size)
-{
-	void *p = mmap(NULL, array_len(value_size), PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
+/*
+ * Called after fz_env_setup (whose reset_maps gives the test QP of the
+ * fixture its state): only the fuzzed QPs and windows hold state maps.
+ */
 int fz_maps_open(struct fz_maps *m)
 {
-	m->tx = map_array(MFD(mrc_tx), sizeof(*m->tx));
-	m->rx = map_array(MFD(mrc_rx), sizeof(*m->rx));
-	m->evs = ev_table_map(MFD(mrc_qp_evs));
-	m->view = map_array(MFD(mrc_cc_view), sizeof(*m->view));
-	return m->tx && m->rx && m->evs && m->view ? 0 : -1;
+	struct mrc_qp_state_fds fds;
+	__u32 k;
+	int i;
+
+	for (k = 0; k < fx_max_qps; k++) {
+		mrc_qpmaps_remove(&fx_qpmaps, k);
+		bpf_map_delete_elem(MFD(mrc_cc_view), &k);
+	}
+	for (i = 0; i < FZ_QPS; i++) {
+		if (mrc_qp_state_create(&fx_qpmaps, slot_of(i), fz_qpns[i], &fds))
+			return -1;
+		m->tx[i] = map_fd(fds.tx, sizeof(*m->tx[i]));
+		m->rx[i] = map_fd(fds.rx, sizeof(*m->rx[i]));
+		m->evs[i] = map_fd(fds.evs, sizeof(*m->evs[i]));
+		m->view[i] = map_fd(mrc_cc_view_create(&fx_qpmaps, MFD(mrc_cc_view), (__u32)i),
+				    sizeof(*m->view[i]));
+		if (!m->tx[i] || !m->rx[i] || !m->evs[i] || !m->view[i])
+			return -1;
+	}
+	return 0;
 }
 
 void fz_maps_close(struct fz_maps *m)
 {
-	if (m->tx)
-		munmap(m->tx, array_len(sizeof(*m->tx)));
-	if (m->rx)
-		munmap(m->rx, array_len(sizeof(*m->rx)));
-	ev_table_unmap(m->evs, MFD(mrc_qp_evs));
-	if (m->view)
-		munmap(m->view, array_len(sizeof(*m->view)));
+	int i;
+
+	for (i = 0; i < FZ_QPS; i++) {
+		mrc_state_unmap(m->tx[i], sizeof(*m->tx[i]));
+		mrc_state_unmap(m->rx[i], sizeof(*m->rx[i]));
+		mrc_state_unmap(m->evs[i], sizeof(*m->evs[i]));
+		mrc_state_unmap(m->view[i], sizeof(*m->view[i]));
+	}
 	memset(m, 0, sizeof(*m));
 }
 
@@ -306,7 +324,7 @@ static void fill_send_log(struct fz_rng *r, __u32 slot, const struct mrc_tx_stat
 	__u32 psn;
 
 	if (fz_chance(r, 1, 16)) {
-		mrc_qpmaps_remove(&fx_qpmaps, slot);
+		remove_log_maps(slot);	/* the QP keeps its state maps */
 		return;
 	}
 	publish_qp_maps(slot, window, n_evs < MRC_MAX_EVS ? n_evs : MRC_MAX_EVS);
@@ -339,7 +357,7 @@ static void write_window(struct fz_rng *r, const struct fz_maps *m, __u32 cc_slo
 {
 	struct mrc_cc_profile_rec prof = { .algo = fz_chance(r, 3, 4) ? MRC_CC_NSCC : MRC_CC_NONE };
 	static struct mrc_cc_state cs;
-	struct mrc_cc_view *v = &m->view[cc_slot - 1];
+	struct mrc_cc_view *v = m->view[cc_slot - 1];
 	struct mrc_nscc_params *p = &cc_shadow[cc_slot - 1];
 	__u32 k = cc_slot - 1;
 
@@ -367,10 +385,10 @@ void fz_randomise_qp(struct fz_rng *r, const struct fz_maps *m, int i)
 	q->state = MRC_QPS_RESET;
 	put_info_slot(slot, q);
 	fill_info(r, i, q);
-	fill_rx(r, q, &m->rx[slot]);
-	fill_tx(r, q, &m->tx[slot]);
-	fill_evs(r, q, ev_table_at(m->evs, slot));
-	fill_send_log(r, slot, &m->tx[slot], q);
+	fill_rx(r, q, m->rx[i]);
+	fill_tx(r, q, m->tx[i]);
+	fill_evs(r, q, m->evs[i]);
+	fill_send_log(r, slot, m->tx[i], q);
 	zero_slot(MFD(mrc_rev_evs), slot, sizeof(struct mrc_rev_evs));
 	if (q->cc_slot)
 		write_window(r, m, q->cc_slot);
@@ -449,8 +467,7 @@ static void agent_ev_change(struct fz_rng *r, struct mrc_qp_evs *e, __u32 n)
 
 void fz_user_step(struct fz_rng *r, const struct fz_maps *m, int i)
 {
-	__u32 slot = slot_of(i);
-	struct mrc_tx_state *tx = &m->tx[slot];
+	struct mrc_tx_state *tx = m->tx[i];
 	struct mrc_qp_info *q = &info_shadow[i];
 
 	switch (fz_below(r, 8)) {
@@ -463,10 +480,10 @@ void fz_user_step(struct fz_rng *r, const struct fz_maps *m, int i)
 		break;
 	case 3:
 	case 4:
-		lib_receive(r, &m->rx[slot]);
+		lib_receive(r, m->rx[i]);
 		break;
 	case 5:
-		agent_ev_change(r, ev_table_at(m->evs, slot), q->n_evs);
+		agent_ev_change(r, m->evs[i], q->n_evs);
 		break;
 	case 6:
 		/* resend_unacked after a timeout: holes below snd_nxt reported again. */
@@ -475,7 +492,7 @@ void fz_user_step(struct fz_rng *r, const struct fz_maps *m, int i)
 	default:
 		/* libmrc sleeps on a full window (mrc_cc_arm_wakeup). */
 		if (q->cc_slot)
-			__atomic_store_n(&m->view[q->cc_slot - 1].waiting, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&m->view[q->cc_slot - 1]->waiting, 1, __ATOMIC_RELEASE);
 		break;
 	}
 }
@@ -498,15 +515,15 @@ void fz_snapshot(const struct fz_maps *m, struct fz_snap *s, int counters)
 
 	for (i = 0; i < FZ_QPS; i++) {
 		struct fz_qp_snap *q = &s->qp[i];
-		__u32 slot = slot_of(i), w = info_shadow[i].cc_slot;
+		__u32 w = info_shadow[i].cc_slot;
 
 		q->info = info_shadow[i];
-		memcpy(&q->tx, &m->tx[slot], sizeof(q->tx));
-		memcpy(&q->rx, &m->rx[slot], sizeof(q->rx));
-		memcpy(&q->evs, ev_table_at(m->evs, slot), sizeof(q->evs));
+		memcpy(&q->tx, m->tx[i], sizeof(q->tx));
+		memcpy(&q->rx, m->rx[i], sizeof(q->rx));
+		memcpy(&q->evs, m->evs[i], sizeof(q->evs));
 		if (w && w <= FZ_QPS) {
 			q->cc = cc_shadow[w - 1];
-			memcpy(&q->view, &m->view[w - 1], sizeof(q->view));
+			memcpy(&q->view, m->view[w - 1], sizeof(q->view));
 		} else {
 			memset(&q->cc, 0, sizeof(q->cc));
 			memset(&q->view, 0, sizeof(q->view));
@@ -530,9 +547,9 @@ void fz_restore(const struct fz_maps *m, const struct fz_snap *s)
 		__u32 slot = slot_of(i), w = q->info.cc_slot;
 
 		info_shadow[i] = q->info;
-		memcpy(&m->tx[slot], &q->tx, sizeof(q->tx));
-		memcpy(&m->rx[slot], &q->rx, sizeof(q->rx));
-		memcpy(ev_table_at(m->evs, slot), &q->evs, sizeof(q->evs));
+		memcpy(m->tx[i], &q->tx, sizeof(q->tx));
+		memcpy(m->rx[i], &q->rx, sizeof(q->rx));
+		memcpy(m->evs[i], &q->evs, sizeof(q->evs));
 		if (w && w <= FZ_QPS) {
 			__u32 k = w - 1;
 
@@ -542,7 +559,7 @@ void fz_restore(const struct fz_maps *m, const struct fz_snap *s)
 			cs.nscc.cwnd = q->view.cwnd;
 			if (bpf_map_update_elem(MFD(mrc_cc), &k, &cs, BPF_ANY))
 				ASSERT_TRUE(0, "write mrc_cc");
-			memcpy(&m->view[k], &q->view, sizeof(q->view));
+			memcpy(m->view[k], &q->view, sizeof(q->view));
 		}
 		put_info_slot(slot, &q->info);
 	}
@@ -550,11 +567,12 @@ void fz_restore(const struct fz_maps *m, const struct fz_snap *s)
 
 /* ---- nobody else's slot ------------------------------------------------------ */
 
-static int all_zero(const void *p, size_t len)
+/* Does the outer map hold an inner map at slot? */
+static int holds_map(int outer_fd, __u32 slot)
 {
-	const __u8 *b = p;
+	__u32 id = 0;
 
-	return len == 0 || (b[0] == 0 && !memcmp(b, b + 1, len - 1));
+	return !bpf_map_lookup_elem(outer_fd, &slot, &id) && id;
 }
 
 static int fuzzed_slot(__u32 slot)
@@ -571,15 +589,14 @@ __u32 fz_unused_slots_dirty(const struct fz_maps *m)
 {
 	__u32 slot;
 
-	for (slot = 0; slot < MRC_MAX_QPS; slot++) {
-		if (fuzzed_slot(slot))
-			continue;
-		if (!all_zero(&m->tx[slot], sizeof(m->tx[slot])) ||
-		    !all_zero(&m->rx[slot], sizeof(m->rx[slot])) ||
-		    !all_zero(ev_table_at(m->evs, slot), sizeof(struct mrc_qp_evs)))
+	(void)m;
+	for (slot = 0; slot < fx_max_qps; slot++) {
+		if (!fuzzed_slot(slot) &&
+		    (holds_map(MFD(mrc_tx), slot) || holds_map(MFD(mrc_rx), slot) ||
+		     holds_map(MFD(mrc_qp_evs), slot)))
 			return slot + 1;
 		/* Windows past the fuzzed QPs' (1..FZ_QPS) belong to nobody. */
-		if (slot >= FZ_QPS && !all_zero(&m->view[slot], sizeof(m->view[slot])))
+		if (slot >= FZ_QPS && holds_map(MFD(mrc_cc_view), slot))
 			return slot + 1;
 	}
 	return 0;

@@ -39,7 +39,15 @@ static inline int fake_map(const struct mrc_pin_spec *s, uint32_t max_qps,
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = s->flags);
 	int tmpl = -1, fd;
 
-	if (s->type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+	if (s->inner_value_size) {
+		LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_MMAPABLE);
+
+		tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fake_state", sizeof(__u32),
+				      s->inner_value_size, 1, &io);
+		if (tmpl < 0)
+			return -errno;
+		o.inner_map_fd = tmpl;
+	} else if (s->type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 		tmpl = fake_ring();
 		if (tmpl < 0)
 			return -errno;

@@ -166,6 +166,17 @@ void read_slot(int map_fd, void *value, const char *what);
 void write_slot(int map_fd, const void *value, const char *what);
 void get_qp(struct mrc_qp_info *q);
 void put_qp(const struct mrc_qp_info *q);
+/* A per-slot state map's entry (user/common/qpmaps.h); put creates the map. */
+void get_state_of(int outer_fd, __u32 slot, void *value, size_t size, const char *what);
+void put_state_of(int outer_fd, __u32 slot, const void *value, size_t size,
+		  const char *what);
+/* Fresh, zeroed state maps for the QP in slot / a view for window k. */
+void create_qp_state(__u32 slot);
+void create_cc_view(__u32 k);
+/* A QP whose EV table was never published: no send log, no counters. */
+void remove_log_maps(__u32 slot);
+/* reset_maps() leaves windows 0 .. FX_CC_VIEWS - 1 a zeroed view each. */
+#define FX_CC_VIEWS	8
 void get_rx(struct mrc_rx_state *rx);
 void put_rx(const struct mrc_rx_state *rx);
 /* mrc_tx_state is 8.7 KiB: callers keep it static. */

@@ -255,13 +255,82 @@ void write_slot(int map_fd, const void *value, const char *what)
 
 void get_qp(struct mrc_qp_info *q) { read_slot(MFD(mrc_qps), q, "read mrc_qps"); }
 void put_qp(const struct mrc_qp_info *q) { write_slot(MFD(mrc_qps), q, "write mrc_qps"); }
-void get_rx(struct mrc_rx_state *rx) { read_slot(MFD(mrc_rx), rx, "read mrc_rx"); }
-void put_rx(const struct mrc_rx_state *rx) { write_slot(MFD(mrc_rx), rx, "write mrc_rx"); }
+/*
+ * The entry of a per-slot state map (mrc_rx, mrc_tx, mrc_qp_evs,
+ * mrc_cc_view: user/common/qpmaps.h); a write creates the inner map when
+ * the slot has none.
+ */
+void get_state_of(int outer_fd, __u32 slot, void *value, size_t size, const char *what)
+{
+	ASSERT_EQ(mrc_qp_state_read(outer_fd, slot, value, size), 0, what);
+}
+
+void put_state_of(int outer_fd, __u32 slot, const void *value, size_t size,
+		  const char *what)
+{
+	ASSERT_EQ(mrc_qp_state_write(outer_fd, slot, value, size), 0, what);
+}
+
+void get_rx(struct mrc_rx_state *rx)
+{
+	get_state_of(MFD(mrc_rx), SLOT, rx, sizeof(*rx), "read mrc_rx");
+}
+
+void put_rx(const struct mrc_rx_state *rx)
+{
+	put_state_of(MFD(mrc_rx), SLOT, rx, sizeof(*rx), "write mrc_rx");
+}
+
 /* mrc_tx_state is 8.7 KiB: callers keep it static. */
-void get_tx(struct mrc_tx_state *tx) { read_slot(MFD(mrc_tx), tx, "read mrc_tx"); }
-void put_tx(const struct mrc_tx_state *tx) { write_slot(MFD(mrc_tx), tx, "write mrc_tx"); }
-void get_evs(struct mrc_qp_evs *e) { read_slot(MFD(mrc_qp_evs), e, "read mrc_qp_evs"); }
-void put_evs(const struct mrc_qp_evs *e) { write_slot(MFD(mrc_qp_evs), e, "write mrc_qp_evs"); }
+void get_tx(struct mrc_tx_state *tx)
+{
+	get_state_of(MFD(mrc_tx), SLOT, tx, sizeof(*tx), "read mrc_tx");
+}
+
+void put_tx(const struct mrc_tx_state *tx)
+{
+	put_state_of(MFD(mrc_tx), SLOT, tx, sizeof(*tx), "write mrc_tx");
+}
+
+void get_evs(struct mrc_qp_evs *e)
+{
+	get_state_of(MFD(mrc_qp_evs), SLOT, e, sizeof(*e), "read mrc_qp_evs");
+}
+
+void put_evs(const struct mrc_qp_evs *e)
+{
+	put_state_of(MFD(mrc_qp_evs), SLOT, e, sizeof(*e), "write mrc_qp_evs");
+}
+
+/* The QP's send log and per-EV counters gone, its state maps kept. */
+void remove_log_maps(__u32 slot)
+{
+	bpf_map_delete_elem(fx_qpmaps.log_fd, &slot);
+	bpf_map_delete_elem(fx_qpmaps.rx_fd, &slot);
+	bpf_map_delete_elem(fx_qpmaps.tx_fd, &slot);
+}
+
+/* A fresh, zeroed view for window k. */
+void create_cc_view(__u32 k)
+{
+	int fd = mrc_cc_view_create(&fx_qpmaps, MFD(mrc_cc_view), k);
+
+	if (ASSERT_TRUE(fd >= 0, "create a window's view"))
+		close(fd);
+}
+
+/* A fresh, zeroed state for the QP in slot (all three maps). */
+void create_qp_state(__u32 slot)
+{
+	struct mrc_qp_state_fds fds;
+
+	if (!ASSERT_EQ(mrc_qp_state_create(&fx_qpmaps, slot, slot + 1, &fds), 0,
+		       "create a QP's state maps"))
+		return;
+	close(fds.rx);
+	close(fds.tx);
+	close(fds.evs);
+}
 void get_rev(struct mrc_rev_evs *r) { read_slot(MFD(mrc_rev_evs), r, "read mrc_rev_evs"); }
 void put_rev(const struct mrc_rev_evs *r) { write_slot(MFD(mrc_rev_evs), r, "write mrc_rev_evs"); }
 
@@ -501,19 +570,23 @@ void reset_maps(void)
 
 	zero_array(MFD(mrc_cfg), 1, sizeof(struct mrc_global_cfg), 0);
 	zero_array(MFD(mrc_qps), fx_max_qps, sizeof(struct mrc_qp_info), 0);
-	zero_array(MFD(mrc_qp_evs), fx_max_qps, sizeof(struct mrc_qp_evs), 0);
-	zero_array(MFD(mrc_rx), fx_max_qps, sizeof(struct mrc_rx_state), 0);
-	zero_array(MFD(mrc_tx), fx_max_qps, sizeof(struct mrc_tx_state), 0);
 	zero_array(MFD(mrc_qp_stats), fx_max_qps, sizeof(struct mrc_qp_stats), 1);
 	zero_array(MFD(mrc_drops), 1, sizeof(struct mrc_drop_stats), 1);
 	zero_array(MFD(mrc_planes), MRC_MAX_PLANES_ABI, sizeof(struct mrc_plane), 0);
-	/* No QP has inner maps but the test QP, whose are full-sized and zero. */
-	for (k = 0; k < fx_max_qps; k++)
+	/*
+	 * No QP has inner maps but the test QP, whose are full-sized and
+	 * zero; no window has a view but the first FX_CC_VIEWS, zero.
+	 */
+	for (k = 0; k < fx_max_qps; k++) {
 		mrc_qpmaps_remove(&fx_qpmaps, k);
+		bpf_map_delete_elem(MFD(mrc_cc_view), &k);
+	}
 	publish_qp_maps(SLOT, MRC_WINDOW_MAX, MRC_MAX_EVS);
+	create_qp_state(SLOT);
+	for (k = 0; k < FX_CC_VIEWS; k++)
+		create_cc_view(k);
 	zero_array(MFD(mrc_rev_evs), fx_max_qps, sizeof(struct mrc_rev_evs), 0);
 	zero_array(MFD(mrc_cc), fx_max_qps, sizeof(struct mrc_cc_state), 0);
-	zero_array(MFD(mrc_cc_view), fx_max_qps, sizeof(struct mrc_cc_view), 0);
 	delete_all(MFD(mrc_cc_owner), sizeof(__u32));
 	delete_all(MFD(mrc_peers), sizeof(struct mrc_peer_key));
 	delete_all(MFD(mrc_plane_of), sizeof(__u32));
@@ -800,6 +873,8 @@ int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx)
 		return -1;
 	}
 	mrc_qpmaps_init(&fx_qpmaps, MFD(mrc_send_log), MFD(mrc_ev_stats), MFD(mrc_ev_tx),
+			&(struct mrc_qp_state_outer){ .rx = MFD(mrc_rx), .tx = MFD(mrc_tx),
+						      .evs = MFD(mrc_qp_evs) },
 			MFD(mrc_qps));
 	return 0;
 }

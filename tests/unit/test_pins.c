@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "common/pins.h"
+#include "fake_host.h"
 #include "mrc/abi.h"
 #include "pindir.h"
 #include "test.h"
@@ -34,10 +35,17 @@ static int pin_sized(enum mrc_pin id, int value_delta, uint32_t max_qps,
 	char path[128];
 	int fd, rc;
 
-	fd = bpf_map_create(s->type, s->name, s->key_size, s->value_size + value_delta,
-			    mrc_pin_entries(s, max_qps, max_ctx), &o);
-	if (fd < 0)
-		return -errno;
+	if (s->inner_value_size) {	/* a map of state maps: like fake_host's */
+		fd = value_delta ? -EINVAL : fake_map(s, max_qps, max_ctx);
+		if (fd < 0)
+			return fd;
+	} else {
+		fd = bpf_map_create(s->type, s->name, s->key_size,
+				    s->value_size + value_delta,
+				    mrc_pin_entries(s, max_qps, max_ctx), &o);
+		if (fd < 0)
+			return -errno;
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
 	unlink(path);
 	rc = bpf_obj_pin(fd, path) ? -errno : 0;
@@ -87,11 +95,43 @@ TEST_CASE(test_wrong_value_size_refused, "pins.wrong_value_size_refused")
 	char err[256] = "";
 	int fd;
 
-	ASSERT_EQ(pin_like(MRC_PIN_TX, 64), 0, "pin a bigger mrc_tx");
-	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+	ASSERT_EQ(pin_like(MRC_PIN_REV_EVS, 64), 0, "pin a bigger mrc_rev_evs");
+	fd = mrc_pin_open(dir, MRC_PIN_REV_EVS, err, sizeof(err));
 	ASSERT_EQ(fd, -EPROTO, "refused");
 	ASSERT_TRUE(strstr(err, "value size") && strstr(err, "different builds"), err);
-	ASSERT_EQ(pin_like(MRC_PIN_TX, 0), 0, "pin the right mrc_tx");
+	ASSERT_EQ(pin_like(MRC_PIN_REV_EVS, 0), 0, "pin the right mrc_rev_evs");
+	fd = mrc_pin_open(dir, MRC_PIN_REV_EVS, err, sizeof(err));
+	ASSERT_TRUE(fd >= 0, "right shape opens");
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * ABI 6 had each QP's state in one mmapable array of all QPs; an mrcd of
+ * that build left such an mrc_tx: refused by its type, with what to do.
+ */
+TEST_CASE(test_whole_state_array_refused, "pins.abi6_state_array_refused")
+{
+	const struct mrc_pin_spec *s = mrc_pin_spec(MRC_PIN_TX);
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	char err[256] = "", path[128];
+	int fd;
+
+	ASSERT_TRUE(s->inner_value_size == sizeof(struct mrc_tx_state),
+		    "mrc_tx's inner maps hold a mrc_tx_state");
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, s->name, sizeof(__u32),
+			    sizeof(struct mrc_tx_state), MRC_MAX_QPS, &o);
+	ASSERT_TRUE(fd >= 0, "create an ABI 6 mrc_tx");
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, s->name);
+	unlink(path);
+	ASSERT_EQ(bpf_obj_pin(fd, path), 0, "pin it");
+	close(fd);
+	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
+	ASSERT_EQ(fd, -EPROTO, "refused");
+	ASSERT_TRUE(strstr(err, "map type") && strstr(err, "restart mrcd"), err);
+	ASSERT_EQ(pin_like(MRC_PIN_TX, 0), 0, "pin this build's mrc_tx");
 	fd = mrc_pin_open(dir, MRC_PIN_TX, err, sizeof(err));
 	ASSERT_TRUE(fd >= 0, "right shape opens");
 	if (fd >= 0)

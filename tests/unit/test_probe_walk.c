@@ -22,6 +22,8 @@
 #include <bpf/bpf.h>
 
 #include "agent/probe_int.h"
+#include "common/qpmaps.h"
+#include "common/state_maps.h"
 #include "fake_host.h"
 #include "test.h"
 
@@ -33,7 +35,9 @@ TEST_STATE_DEFINE;
 static struct fake_host host;
 static bool host_ok;
 static struct probe_engine *pe;
-static struct mrc_tx_state *tx;		/* mrc_tx, mmapped read-write */
+/* Each QP's mrc_tx state map, mmapped read-write (libmrc's view of it). */
+static struct mrc_tx_state *tx[MAX_QPS];
+static struct mrc_qpmaps qpmaps;	/* the state maps' outer maps */
 
 #define NEED_ENGINE() do { if (!ASSERT_TRUE(host_ok && pe, "the engine on a fake host")) return; } while (0)
 
@@ -51,18 +55,39 @@ static void peer_of(uint32_t slot, uint8_t a[16])
 	a[15] = (uint8_t)n;
 }
 
+/* The QP's state maps, as libmrc creates them, its tx state mapped. */
+static int create_state(uint32_t slot)
+{
+	struct mrc_qp_state_fds fds;
+	int rc;
+
+	if (tx[slot])
+		return 0;
+	rc = mrc_qp_state_create(&qpmaps, slot, mrc_slot_to_qpn(slot), &fds);
+	if (rc)
+		return rc;
+	tx[slot] = mrc_state_map_fd(fds.tx, sizeof(*tx[slot]), PROT_READ | PROT_WRITE);
+	close(fds.rx);
+	close(fds.tx);
+	close(fds.evs);
+	return tx[slot] ? 0 : -errno;
+}
+
 /* A QP in RTS as libmrc leaves it: claimed, mrc_qps, mrc_tx state and generation. */
 static int put_rts(uint32_t slot)
 {
 	struct mrc_qp_info qi = { .state = MRC_QPS_RTS, .n_evs = 16, .n_peer_addrs = 1 };
 	uint32_t qpn = mrc_slot_to_qpn(slot), pid = 4242;
+	int rc = create_state(slot);
 
+	if (rc)
+		return rc;
 	peer_of(slot, qi.peer_addrs[0]);
 	if (bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY) ||
 	    bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY))
 		return -errno;
-	__atomic_store_n(&tx[slot].generation, tx[slot].generation + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&tx[slot].state, MRC_QPS_RTS, __ATOMIC_RELEASE);
+	__atomic_store_n(&tx[slot]->generation, tx[slot]->generation + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tx[slot]->state, MRC_QPS_RTS, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -71,8 +96,11 @@ static void destroy_qp(uint32_t slot)
 	struct mrc_qp_info qi = {};
 	uint32_t qpn = mrc_slot_to_qpn(slot);
 
-	__atomic_store_n(&tx[slot].state, MRC_QPS_RESET, __ATOMIC_RELEASE);
+	__atomic_store_n(&tx[slot]->state, MRC_QPS_RESET, __ATOMIC_RELEASE);
 	bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY);
+	mrc_qpmaps_remove(&qpmaps, slot);
+	mrc_state_unmap(tx[slot], sizeof(*tx[slot]));
+	tx[slot] = NULL;
 	bpf_map_delete_elem(host.fd[MRC_PIN_QP_OWNER], &qpn);
 }
 
@@ -132,9 +160,12 @@ static double every_slot_us(void)
 	uint64_t sum = 0;
 
 	for (int rep = 0; rep < 50; rep++)
-		for (uint32_t s = 0; s < pe->max_qps; s++)
-			sum += __atomic_load_n(&pe->evs[s].n_down, __ATOMIC_ACQUIRE) +
+		for (uint32_t s = 0; s < pe->max_qps; s++) {
+			const struct mrc_qp_evs *evs = qp_evs(pe, s);
+
+			sum += (evs ? __atomic_load_n(&evs->n_down, __ATOMIC_ACQUIRE) : 0) +
 			       tx_state(pe, s) + tx_generation(pe, s);
+		}
 	if (sum == 42)
 		printf(" ");	/* keep the loads */
 	return (cpu_s() - c0) * 1e6 / 50;
@@ -200,10 +231,13 @@ TEST_CASE(test_finds_new_qps, "probe_walk.finds_new_and_lets_go_of_gone_qps")
 	print_parts();
 
 	ASSERT_TRUE(!is_qp(4098), "4099's peer address is its own");
+	ASSERT_TRUE(qp_evs(pe, 4099) && qp_tx(pe, 4099), "a QP's tables are mapped");
 	destroy_qp(4099);
 	run_engine(0.1);
 	ASSERT_TRUE(!known(4099), "a gone QP's peer is taken back");
 	ASSERT_EQ(pe->walk.n, 4095, "a gone QP is let go");
+	ASSERT_TRUE(!qp_evs(pe, 4099) && !qp_tx(pe, 4099),
+		    "and so are its tables (their memory with them)");
 }
 
 TEST_CASE(test_stray_answer, "probe_walk.answer_naming_no_probe_ignored")
@@ -232,24 +266,22 @@ static int open_engine(void)
 {
 	static const enum mrc_pin used[] = {
 		MRC_PIN_CFG, MRC_PIN_QP_OWNER, MRC_PIN_CTX_OWNER, MRC_PIN_PLANES,
-		MRC_PIN_QPS, MRC_PIN_QP_EVS, MRC_PIN_TX, MRC_PIN_EV_PROFILES,
+		MRC_PIN_QPS, MRC_PIN_QP_EVS, MRC_PIN_RX, MRC_PIN_TX, MRC_PIN_EV_PROFILES,
 		MRC_PIN_CTL_STATS, MRC_PIN_EV_EVENTS, MRC_PIN_KNOWN_PEERS,
 		MRC_PIN_PROBE_PORTS,
 	};
 	struct pe_setup setup = { .probe_successes = 3, .probe_interval_ms = 100,
 				  .log = say };
 	char err[256] = "";
-	void *p;
 	int rc = fake_host_create(&host, "walk", MAX_QPS, MAX_CTX, used,
 				  sizeof(used) / sizeof(used[0]));
 
 	if (rc)
 		return rc;
-	p = mmap(NULL, sizeof(*tx) * (size_t)MAX_QPS, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 host.fd[MRC_PIN_TX], 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	tx = p;
+	mrc_qpmaps_init(&qpmaps, -1, -1, -1,
+			&(struct mrc_qp_state_outer){ .rx = host.fd[MRC_PIN_RX],
+						      .tx = host.fd[MRC_PIN_TX],
+						      .evs = host.fd[MRC_PIN_QP_EVS] }, -1);
 	for (uint32_t s = 0; s < 8 && !rc; s++)
 		rc = put_rts(s * 4099);
 	if (rc)
@@ -270,8 +302,8 @@ int main(void)
 		fprintf(stderr, "fake host: %s\n", strerror(-rc));
 	RUN_REGISTERED_TESTS();
 	pe_close(pe);
-	if (tx)
-		munmap(tx, sizeof(*tx) * (size_t)MAX_QPS);
+	for (uint32_t s = 0; s < MAX_QPS; s++)
+		mrc_state_unmap(tx[s], sizeof(*tx[s]));
 	fake_host_destroy(&host);
 	return host_ok ? TEST_EXIT() : 1;
 }

@@ -26,6 +26,7 @@
 #include "agent/map_bulk.h"
 #include "agent/qp_summary.h"
 #include "agent/qp_table.h"
+#include "common/qpmaps.h"
 #include "fake_host.h"
 #include "test.h"
 
@@ -87,9 +88,10 @@ static int put_qp(uint32_t slot)
 		evs->ev[i].flags = MRC_EV_F_ACTIVE;
 	}
 	if (bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY) ||
-	    bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY) ||
-	    bpf_map_update_elem(host.fd[MRC_PIN_QP_EVS], &slot, evs, BPF_ANY))
+	    bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY))
 		rc = -errno;
+	if (!rc)	/* the QP's own EV table map */
+		rc = mrc_qp_state_write(host.fd[MRC_PIN_QP_EVS], slot, evs, sizeof(*evs));
 	free(evs);
 	return rc;
 }
@@ -269,9 +271,10 @@ TEST_CASE(test_worst_order, "qp_table.worst_order_without_errors")
 {
 	static const uint32_t bad[] = { 0, 3, 9, 1, 9, 4, 2, 7 };
 	struct mrc_qp_evs *evs = calloc(8, sizeof(*evs));
+	const struct mrc_qp_evs *evs_of[8];
 	struct mrc_qp_info info[8] = {};
 	uint32_t slot[8];
-	struct qp_table t = { .n = 8, .slot = slot, .info = info, .evs = evs };
+	struct qp_table t = { .n = 8, .slot = slot, .info = info, .evs = evs_of };
 	struct qp_summary s;
 
 	ASSERT_TRUE(evs != NULL, "memory");
@@ -279,6 +282,7 @@ TEST_CASE(test_worst_order, "qp_table.worst_order_without_errors")
 		return;
 	for (uint32_t r = 0; r < 8; r++) {
 		slot[r] = r;
+		evs_of[r] = &evs[r];
 		info[r] = (struct mrc_qp_info){ .state = MRC_QPS_RTS, .n_evs = 16 };
 		for (uint32_t i = 0; i < 16; i++)
 			evs[r].ev[i].state = i < bad[r] ? MRC_EV_ASSUMED_BAD : MRC_EV_GOOD;
@@ -383,20 +387,46 @@ TEST_CASE(test_status, "qp_table.status_summarises_and_has_limits")
 	free(err);
 }
 
+/* Memlock of every state map (user/common/qpmaps.h) the host's QPs have. */
+static uint64_t state_maps_memlock(unsigned int *n)
+{
+	static const enum mrc_pin outer[] = {
+		MRC_PIN_QP_EVS, MRC_PIN_RX, MRC_PIN_TX, MRC_PIN_CC_VIEW,
+	};
+	uint64_t sum = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < sizeof(outer) / sizeof(outer[0]); i++)
+		for (uint32_t s = 0; s < MAX_QPS; s++) {
+			int fd = mrc_qpmaps_open(host.fd[outer[i]], s);
+
+			if (fd < 0)
+				continue;
+			sum += map_memlock(fd);
+			(*n)++;
+			close(fd);
+		}
+	return sum;
+}
+
 TEST_CASE(test_map_bytes, "qp_table.map_bytes_counts_inner_maps")
 {
-	uint64_t sum = 0, pinned = 0, inner = 0;
-	unsigned int n = 0;
+	uint64_t sum = 0, pinned = 0, inner = 0, states;
+	unsigned int n = 0, n_states = 0;
 
 	NEED_HOST();
 	for (int i = 0; i < MRC_PIN__COUNT; i++)
 		pinned += map_memlock(host.fd[i]);
 	inner = map_memlock(host.inner[0]) + map_memlock(host.inner[1]);
-	ASSERT_TRUE(pinned > (uint64_t)MAX_QPS * sizeof(struct mrc_tx_state), "memlock read");
+	states = state_maps_memlock(&n_states);
+	ASSERT_TRUE(pinned > 0, "memlock read");
 	ASSERT_TRUE(inner > 0, "inner rings have memlock");
+	ASSERT_EQ(n_states, want.n, "an EV table map per QP");
+	ASSERT_TRUE(states >= (uint64_t)want.n * sizeof(struct mrc_qp_evs),
+		    "the QPs' state maps have memlock");
 	ASSERT_EQ(map_bytes_of_dir(host.dir, &sum, &n, NULL, 0), 0, "sum");
-	ASSERT_EQ(sum, pinned + inner, "every pinned map and the inner rings");
-	ASSERT_EQ(n, MRC_PIN__COUNT + 2, "maps counted once each");
+	ASSERT_EQ(sum, pinned + inner + states, "every pinned map and the inner maps");
+	ASSERT_EQ(n, MRC_PIN__COUNT + 2 + n_states, "maps counted once each");
 }
 
 /*

@@ -389,7 +389,8 @@ static void setup_scene(void)
 
 	setup_window();
 	map_put(MFD(mrc_cc), CC_SLOT, &pristine_cc, "mrc_cc");
-	map_put(MFD(mrc_cc_view), CC_SLOT, &pristine_view, "mrc_cc_view");
+	put_state_of(MFD(mrc_cc_view), CC_SLOT, &pristine_view, sizeof(pristine_view),
+		     "mrc_cc_view");
 	get_tx(&pristine_tx);
 	read_log_of(SLOT, &pristine_log);
 	check_setup("the SACK's state");
@@ -408,7 +409,8 @@ static void reset_sack_state(int drain)
 	memset(&ev_stats_buf, 0, sizeof(ev_stats_buf));
 	write_ev_stats();
 	map_put(MFD(mrc_cc), CC_SLOT, &pristine_cc, "mrc_cc");
-	map_put(MFD(mrc_cc_view), CC_SLOT, &pristine_view, "mrc_cc_view");
+	put_state_of(MFD(mrc_cc_view), CC_SLOT, &pristine_view, sizeof(pristine_view),
+		     "mrc_cc_view");
 	if (drain) {
 		drain_events();
 		drain_ev_events();
@@ -551,7 +553,7 @@ static void one_batch(enum meas_id id, __u32 repeat, __u32 b)
 			get_tx(&tx);
 			expect_count(m->key, "snd_una", tx.snd_una, SACK_UNA);
 			map_get(MFD(mrc_cc), CC_SLOT, &cc, "mrc_cc");
-			map_get(MFD(mrc_cc_view), CC_SLOT, &v, "mrc_cc_view");
+			get_state_of(MFD(mrc_cc_view), CC_SLOT, &v, sizeof(v), "mrc_cc_view");
 			if (cc.nscc.acked_bytes == 0 || v.algo != MRC_CC_NSCC)
 				die("%s: the NSCC window was not updated", m->key);
 			/* Every run hands the window an RTT sample. */

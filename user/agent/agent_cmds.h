@@ -80,7 +80,6 @@ struct agent_cmd_env {
 	bool repair;			/* mrcd re-attaches what is taken off (no --no-repair) */
 	struct agent_plane_info planes[MRC_MAX_PLANES_ABI];
 	struct agent_maps maps;
-	struct mrc_qp_evs *ev_tables;	/* mmapped mrc_qp_evs (per-entry CAS) */
 	const struct ev_log *events;	/* the EV event log */
 	const struct pe_status *probing;	/* probing config, links, counters */
 	struct agent_stream *stream;	/* out: a stream to run */

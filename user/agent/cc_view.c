@@ -11,6 +11,7 @@
 
 #include "common/errmsg.h"
 #include "common/pins.h"
+#include "common/qpmaps.h"
 #include "agent/json_out.h"
 #include "agent/map_bulk.h"
 
@@ -110,11 +111,10 @@ int cc_view_open(struct cc_view_src *s, const char *pin_dir, uint32_t qpn,
 
 int cc_view_read(const struct cc_view_src *s, struct mrc_cc_view *v)
 {
-	uint32_t key = s->slot - 1;
-
 	if (!s->slot || s->fd_view < 0)
 		return -ENOENT;
-	return bpf_map_lookup_elem(s->fd_view, &key, v) ? -errno : 0;
+	/* The window's own map (-ENOENT once its process gave it back). */
+	return mrc_qp_state_read(s->fd_view, s->slot - 1, v, sizeof(*v));
 }
 
 void cc_view_close(struct cc_view_src *s)

@@ -9,11 +9,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <bpf/bpf.h>
 
 #include "common/ev_state.h"
 #include "common/qpmaps.h"
+#include "common/state_maps.h"
 
 struct ev_tables {
 	struct mrc_qp_info info;
@@ -29,6 +31,7 @@ static struct ev_tables *read_ev_table(struct ctx *c, uint32_t qpn, int *rc)
 {
 	uint32_t slot = mrc_qpn_to_slot(qpn);
 	struct ev_tables *t = calloc(1, sizeof(*t));
+	int err;
 
 	if (!t) {
 		*rc = failure(c, "out of memory");
@@ -36,8 +39,9 @@ static struct ev_tables *read_ev_table(struct ctx *c, uint32_t qpn, int *rc)
 	}
 	if (cmd_find_qp(c, qpn, &t->info)) {
 		*rc = AGENT_EXIT_FAIL;
-	} else if (bpf_map_lookup_elem(c->env->maps.qp_evs, &slot, &t->evs)) {
-		*rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(errno));
+	} else if ((err = mrc_qp_state_read(c->env->maps.qp_evs, slot, &t->evs,
+					     sizeof(t->evs)))) {
+		*rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(-err));
 	} else {
 		return t;
 	}
@@ -169,8 +173,6 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 	uint32_t qpn = sel->qpn, slot, i, changed = 0;
 	int rc = 0;
 
-	if (!c->env->ev_tables)
-		return failure(c, "the EV tables are not mapped in mrcd");
 	t = read_ev_table(c, qpn, &rc);	/* a snapshot to select from */
 	if (!t)
 		return rc;
@@ -180,16 +182,24 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 		goto out;
 	}
 	/*
-	 * One compare-and-swap per entry on the shared table, as XDP, TC and
-	 * libmrc change entries: nobody's concurrent change is undone.
+	 * One compare-and-swap per entry on the QP's own table (mapped for
+	 * this), as XDP, TC and libmrc change entries: nobody's concurrent
+	 * change is undone.
 	 */
-	evs = ev_table_at(c->env->ev_tables, slot);
+	evs = mrc_state_map_slot(c->env->maps.qp_evs, slot, sizeof(*evs),
+				 PROT_READ | PROT_WRITE);
+	if (!evs) {
+		rc = failure(c, "cannot map the EV table of QP %u: %s", qpn,
+			     strerror(errno));
+		goto out;
+	}
 	for (i = 0; i < cmd_n_evs_of(&t->info); i++) {
 		if (!pick[i])
 			continue;
 		if ((deny ? ev_deny : ev_allow)(evs, cmd_n_evs_of(&t->info), i) == EV_CHANGED)
 			changed++;
 	}
+	mrc_state_unmap(evs, sizeof(*evs));
 	if (c->json) {
 		j_obj(&j, NULL);
 		j_u64(&j, "qpn", qpn);

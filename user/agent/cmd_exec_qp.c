@@ -16,6 +16,7 @@
 #include "agent/cc_view.h"
 #include "agent/map_bulk.h"
 #include "agent/qp_table.h"
+#include "common/qpmaps.h"
 
 static void count_evs(struct qp_view *v, const struct mrc_qp_evs *evs)
 {
@@ -39,6 +40,7 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	const struct agent_maps *m = &c->env->maps;
 	uint32_t slot = v->info.cc_slot, key = slot - 1;
 	struct mrc_cc_state st;
+	int err;
 
 	v->cc = QP_CC_UNREADABLE;
 	if (!slot)
@@ -49,9 +51,10 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	else if (slot > map_max_entries(m->cc_view))
 		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %u of "
 			 "mrc_cc_view", slot, map_max_entries(m->cc_view));
-	else if (bpf_map_lookup_elem(m->cc_view, &key, &v->ccv))
+	else if ((err = mrc_qp_state_read(m->cc_view, key, &v->ccv, sizeof(v->ccv))))
 		snprintf(v->cc_err, sizeof(v->cc_err), "reading window %u of "
-			 "mrc_cc_view: %s", slot, strerror(errno));
+			 "mrc_cc_view: %s", slot, err == -ENOENT ?
+			 "it has no view (its process gave it back)" : strerror(-err));
 	else
 		v->cc = QP_CC_OK;
 	/* The resolved parameters are a bonus: the view is what matters. */
@@ -76,13 +79,14 @@ int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 		return rc;
 	if (bpf_map_lookup_elem(m->qp_owner, &qpn, &v->owner))
 		v->owner = 0;
+	/* Each from the QP's own map; a QP without them reads as zero. */
 	evs = malloc(sizeof(*evs));
-	if (evs && !bpf_map_lookup_elem(m->qp_evs, &slot, evs))
+	if (evs && !mrc_qp_state_read(m->qp_evs, slot, evs, sizeof(*evs)))
 		count_evs(v, evs);
 	free(evs);
-	if (bpf_map_lookup_elem(m->tx, &slot, &v->tx))
+	if (mrc_qp_state_read(m->tx, slot, &v->tx, sizeof(v->tx)))
 		memset(&v->tx, 0, sizeof(v->tx));
-	if (bpf_map_lookup_elem(m->rx, &slot, &v->rx))
+	if (mrc_qp_state_read(m->rx, slot, &v->rx, sizeof(v->rx)))
 		memset(&v->rx, 0, sizeof(v->rx));
 	cmd_sum_percpu(m->qp_stats, slot, sizeof(struct mrc_qp_stats), v->counters);
 	read_qp_cc(c, v);
@@ -226,7 +230,7 @@ static void qp_list_row(struct ctx *c, const struct qp_view *v)
 }
 
 /* The window of row r from the mmapped mrc_cc_view (`qp list` needs no params). */
-static void row_cc(const struct qp_table *t, struct qp_view *v)
+static void row_cc(const struct qp_table *t, uint32_t r, struct qp_view *v)
 {
 	uint32_t w = v->info.cc_slot;
 
@@ -239,8 +243,11 @@ static void row_cc(const struct qp_table *t, struct qp_view *v)
 	else if (w > t->n_ccv)
 		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %u of "
 			 "mrc_cc_view", w, t->n_ccv);
+	else if (!t->ccv[r])
+		snprintf(v->cc_err, sizeof(v->cc_err), "window %u has no view: "
+			 "its process gave it back", w);
 	else {
-		memcpy(&v->ccv, &t->ccv[w - 1], sizeof(v->ccv));
+		memcpy(&v->ccv, t->ccv[r], sizeof(v->ccv));
 		v->cc = QP_CC_OK;
 	}
 }
@@ -254,17 +261,19 @@ static void row_view(const struct qp_table *t, uint32_t r, struct qp_view *v)
 	v->info = t->info[r];
 	v->owner = t->owner[r];
 	v->good = v->skip = v->bad = v->denied = v->backup = 0;
-	if (t->evs)
-		count_evs(v, &t->evs[slot]);
+	if (t->evs && t->evs[r])
+		count_evs(v, t->evs[r]);
 	/* Only the fields `qp list` prints: the rest of mrc_tx is kilobytes. */
-	v->tx.snd_una = t->tx ? __atomic_load_n(&t->tx[slot].snd_una, __ATOMIC_RELAXED) : 0;
-	v->tx.snd_nxt = t->tx ? __atomic_load_n(&t->tx[slot].snd_nxt, __ATOMIC_RELAXED) : 0;
-	v->rx.cack = t->rx ? __atomic_load_n(&t->rx[slot].cack, __ATOMIC_RELAXED) : 0;
+	v->tx.snd_una = t->tx && t->tx[r] ?
+			__atomic_load_n(&t->tx[r]->snd_una, __ATOMIC_RELAXED) : 0;
+	v->tx.snd_nxt = t->tx && t->tx[r] ?
+			__atomic_load_n(&t->tx[r]->snd_nxt, __ATOMIC_RELAXED) : 0;
+	v->rx.cack = t->rx && t->rx[r] ? __atomic_load_n(&t->rx[r]->cack, __ATOMIC_RELAXED) : 0;
 	if (t->counters)
 		memcpy(v->counters, t->counters + (size_t)r * QPT_COUNTERS, sizeof(v->counters));
 	else
 		memset(v->counters, 0, sizeof(v->counters));
-	row_cc(t, v);
+	row_cc(t, r, v);
 }
 
 /* The QP maps of env as the bulk reader takes them. */

@@ -220,7 +220,6 @@ static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 		MRC_PIN_TX, MRC_PIN_EV_PROFILES, MRC_PIN_CTL_STATS, MRC_PIN_EV_EVENTS,
 		MRC_PIN_KNOWN_PEERS, MRC_PIN_PROBE_PORTS,
 	};
-	void *p;
 	int rc;
 
 	rc = mrc_pins_open(&pe->pins, pe->cfg.pin_dir, used,
@@ -228,19 +227,15 @@ static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	pe->max_qps = pe->pins.max_qps;
-	/* Read and written (compare-and-swap) in place, by XDP and libmrc too. */
-	pe->evs_map_len = sizeof(struct mrc_qp_evs) * (size_t)pe->max_qps;
-	p = mmap(NULL, pe->evs_map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 pe->pins.fd[MRC_PIN_QP_EVS], 0);
-	if (p == MAP_FAILED)
-		return fail(-1, err, errlen, "mapping the EV tables (mrc_qp_evs): %s",
-			    strerror(errno));
-	pe->evs = p;
-	pe->tx_map_len = sizeof(struct mrc_tx_state) * (size_t)pe->max_qps;
-	p = mmap(NULL, pe->tx_map_len, PROT_READ, MAP_SHARED, pe->pins.fd[MRC_PIN_TX], 0);
-	if (p == MAP_FAILED)
-		return fail(-1, err, errlen, "mapping mrc_tx: %s", strerror(errno));
-	pe->tx = p;
+	/* Each QP's, mapped slot by slot as the walk finds them (probe_walk.c). */
+	rc = mrc_state_maps_open(&pe->evs, pe->pins.fd[MRC_PIN_QP_EVS],
+				 sizeof(struct mrc_qp_evs), PROT_READ | PROT_WRITE);
+	if (!rc)
+		rc = mrc_state_maps_open(&pe->tx, pe->pins.fd[MRC_PIN_TX],
+					 sizeof(struct mrc_tx_state), PROT_READ);
+	if (rc)
+		return fail(-1, err, errlen, "the QP state maps (mrc_qp_evs, mrc_tx): %s",
+			    strerror(-rc));
 	return 0;
 }
 
@@ -405,10 +400,8 @@ void pe_close(struct probe_engine *pe)
 	close_fd(pe->link_fd);
 	close_fd(pe->ctl_fd);
 	ring_buffer__free(pe->ring);
-	if (pe->evs)
-		munmap(pe->evs, pe->evs_map_len);
-	if (pe->tx)
-		munmap((void *)pe->tx, pe->tx_map_len);
+	mrc_state_maps_close(&pe->evs);
+	mrc_state_maps_close(&pe->tx);
 	mrc_pins_close(&pe->pins);
 	free(pe->percpu);
 	free(pe->prof_buf);

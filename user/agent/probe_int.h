@@ -37,6 +37,7 @@
 #include "agent/clock.h"
 #include "agent/probe_engine.h"
 #include "common/pins.h"
+#include "common/state_maps.h"
 
 #define MS_NS		1000000ull
 #define PE_ANNOUNCES	16
@@ -154,7 +155,11 @@ struct pe_walk {
 	uint8_t *in;		/* [max_qps]: 1 if the slot is in slot[] */
 	uint32_t *keys, *vals;	/* [max_qps]: mrc_qp_owner read in batch */
 	uint32_t ticks;		/* since the last refresh */
+	uint32_t refreshes;	/* spreads the look at the slots' maps */
 };
+
+/* A live QP's maps are looked up again every this many walk refreshes. */
+#define PE_REMAP_REFRESHES	8
 
 struct probe_engine {
 	struct pe_setup cfg;
@@ -164,10 +169,9 @@ struct probe_engine {
 	int timer_fd, link_fd, ctl_fd;
 	uint16_t agent_port;
 	struct ring_buffer *ring;
-	struct mrc_qp_evs *evs;
-	size_t evs_map_len;
-	const struct mrc_tx_state *tx;
-	size_t tx_map_len;
+	/* Each walked QP's EV table (CAS in place) and tx state, mapped. */
+	struct mrc_state_maps evs;
+	struct mrc_state_maps tx;
 	struct pe_slot **slots;	/* [max_qps] */
 	struct pe_walk walk;
 	struct ev_log log;
@@ -201,20 +205,41 @@ void pe_say(const struct probe_engine *pe, const char *fmt, ...);
 
 /* ---- the tables (mmapped) ----------------------------------------------- */
 
+/*
+ * A walked slot's tables, as mapped at the last walk refresh (probe_walk.c);
+ * NULL when the slot holds no QP. A slot without them reads as RESET.
+ */
+static inline struct mrc_qp_evs *qp_evs(const struct probe_engine *pe, uint32_t slot)
+{
+	return mrc_state_maps_peek(&pe->evs, slot);
+}
+
+static inline const struct mrc_tx_state *qp_tx(const struct probe_engine *pe,
+					       uint32_t slot)
+{
+	return mrc_state_maps_peek(&pe->tx, slot);
+}
+
 static inline uint32_t tx_state(const struct probe_engine *pe, uint32_t slot)
 {
-	return __atomic_load_n(&pe->tx[slot].state, __ATOMIC_ACQUIRE);
+	const struct mrc_tx_state *tx = qp_tx(pe, slot);
+
+	return tx ? __atomic_load_n(&tx->state, __ATOMIC_ACQUIRE) : MRC_QPS_RESET;
 }
 
 static inline uint32_t tx_generation(const struct probe_engine *pe, uint32_t slot)
 {
-	return __atomic_load_n(&pe->tx[slot].generation, __ATOMIC_ACQUIRE);
+	const struct mrc_tx_state *tx = qp_tx(pe, slot);
+
+	return tx ? __atomic_load_n(&tx->generation, __ATOMIC_ACQUIRE) : 0;
 }
 
 static inline uint32_t entry_word(const struct probe_engine *pe, uint32_t slot,
 				  uint32_t idx)
 {
-	return __atomic_load_n(&pe->evs[slot].ev[idx].word, __ATOMIC_ACQUIRE);
+	const struct mrc_qp_evs *evs = qp_evs(pe, slot);
+
+	return evs ? __atomic_load_n(&evs->ev[idx].word, __ATOMIC_ACQUIRE) : 0;
 }
 
 static inline uint8_t known_of(uint8_t state)

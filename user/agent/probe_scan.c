@@ -138,15 +138,15 @@ static void record(struct probe_engine *pe, struct ev_record *r)
 void pe_record_change(struct probe_engine *pe, uint32_t slot, uint32_t idx,
 			  uint8_t state, uint8_t prev, uint8_t reason)
 {
-	const struct mrc_qp_evs *evs = &pe->evs[slot];
+	const struct mrc_qp_evs *evs = qp_evs(pe, slot);
 	uint32_t w = entry_word(pe, slot, idx);
 	struct ev_record r = {
 		.time_ns = pe->now,
 		.qpn = mrc_slot_to_qpn(slot),
-		.ev = evs->ev[idx].ev,
+		.ev = evs ? evs->ev[idx].ev : 0,
 		.idx = (uint16_t)idx,
 		.plane = MRC_EV_WORD_PLANE(w),
-		.profile = evs->profile,
+		.profile = evs ? evs->profile : 0,
 		.state = state,
 		.prev_state = prev,
 		.reason = reason,
@@ -216,7 +216,8 @@ void pe_scan_slots(struct probe_engine *pe, struct candidate *cand, int *n_cand)
 {
 	for (uint32_t w = 0; w < pe->walk.n; w++) {
 		uint32_t slot = pe->walk.slot[w];
-		uint32_t down = __atomic_load_n(&pe->evs[slot].n_down, __ATOMIC_ACQUIRE);
+		const struct mrc_qp_evs *evs = qp_evs(pe, slot);
+		uint32_t down = evs ? __atomic_load_n(&evs->n_down, __ATOMIC_ACQUIRE) : 0;
 		struct pe_slot *s = pe->slots[slot];
 
 		if (s && !slot_current(pe, slot, s)) {

@@ -56,8 +56,11 @@ bool pe_demote(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
 		   uint32_t idx, uint8_t reason, enum pe_counter counter)
 {
 	uint8_t before = MRC_EV_WORD_STATE(entry_word(pe, slot, idx));
+	struct mrc_qp_evs *evs = qp_evs(pe, slot);
 
-	switch (ev_demote(&pe->evs[slot], s->n_evs, idx, 0)) {
+	if (!evs)
+		return false;	/* the QP went */
+	switch (ev_demote(evs, s->n_evs, idx, 0)) {
 	case EV_CHANGED:
 		pe_on_demoted(pe, s, idx);
 		pe->counters[counter]++;
@@ -76,10 +79,11 @@ static void promote(struct probe_engine *pe, uint32_t slot, struct pe_slot *s,
 		    uint32_t idx)
 {
 	struct pe_ev *e = &s->ev[idx];
+	struct mrc_qp_evs *evs = qp_evs(pe, slot);
 
 	e->successes = 0;
 	e->next_ns = 0;
-	if (ev_promote(&pe->evs[slot], s->n_evs, idx) != EV_CHANGED) {
+	if (!evs || ev_promote(evs, s->n_evs, idx) != EV_CHANGED) {
 		/* Denied (or allowed) meanwhile: the controller decides. */
 		e->known = known_of(MRC_EV_WORD_STATE(entry_word(pe, slot, idx)));
 		return;
@@ -136,10 +140,13 @@ static int send_ev_probe(struct probe_engine *pe, uint32_t slot, struct pe_slot 
 {
 	uint8_t pkt[EP_PKT_LEN];
 	struct pe_ev *e = &s->ev[idx];
+	const struct mrc_qp_evs *evs = qp_evs(pe, slot);
 	const struct pe_plane *p;
 	uint16_t port;
 	int fd, rc;
 
+	if (!evs)
+		return -ENOENT;	/* the QP went */
 	if (plane < 1 || plane > pe->cfg.n_planes || plane > s->info.n_peer_addrs)
 		return -ENOENT;
 	p = &pe->planes[plane - 1];
@@ -149,7 +156,7 @@ static int send_ev_probe(struct probe_engine *pe, uint32_t slot, struct pe_slot 
 	if (fd < 0)
 		return -EAFNOSUPPORT;
 	e->tag++;
-	ep_build_probe(pkt, probe_req_id(slot, idx, e->tag), pe->evs[slot].ev[idx].ev,
+	ep_build_probe(pkt, probe_req_id(slot, idx, e->tag), evs->ev[idx].ev,
 		       (uint8_t)plane, port, s->info.ev_format, s->info.srv6_block);
 	rc = pe_send_ep(pe, fd, s->info.peer_addrs[plane - 1], pkt);
 	if (rc) {
@@ -220,7 +227,7 @@ void pe_on_probe_answer(struct probe_engine *pe, const uint8_t src[16],
 
 	if (!s || idx >= s->n_evs || !s->ev[idx].sent_ns ||
 	    (s->ev[idx].tag & 0xff) != REQ_TAG(eph->req_id) ||
-	    pe->evs[slot].ev[idx].ev != eph->ev) {
+	    !qp_evs(pe, slot) || qp_evs(pe, slot)->ev[idx].ev != eph->ev) {
 		pe->counters[PE_PROBE_ANSWERS_STALE]++;
 		return;
 	}

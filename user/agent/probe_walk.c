@@ -35,6 +35,38 @@ void pe_walk_close(struct probe_engine *pe)
 	memset(w, 0, sizeof(*w));
 }
 
+/*
+ * The slot's EV table and tx state as it holds them now: mapped again
+ * when a new QP took the slot (both maps come new together), let go when
+ * none has it (so a gone QP's memory is not held).
+ */
+static void map_tables(struct probe_engine *pe, uint32_t slot)
+{
+	void *mapped = mrc_state_maps_peek(&pe->tx, slot);
+
+	if (mrc_state_maps_get(&pe->tx, slot) != mapped || !mapped)
+		mrc_state_maps_get(&pe->evs, slot);
+}
+
+/*
+ * At a refresh: a system call per walked slot would cost 4,096 of them
+ * every 20 ms at 4,096 QPs, so a slot whose QP reads live is looked at
+ * once every PE_REMAP_REFRESHES refreshes (a QP that went away cleanly
+ * reads RESET at once; one whose process died is replaced within that).
+ */
+static void refresh_tables(struct probe_engine *pe, uint32_t slot)
+{
+	if (tx_state(pe, slot) == MRC_QPS_RESET ||
+	    (slot + pe->walk.refreshes) % PE_REMAP_REFRESHES == 0)
+		map_tables(pe, slot);
+}
+
+static void unmap_tables(struct probe_engine *pe, uint32_t slot)
+{
+	mrc_state_maps_drop(&pe->evs, slot);
+	mrc_state_maps_drop(&pe->tx, slot);
+}
+
 void pe_walk_add(struct probe_engine *pe, uint32_t slot)
 {
 	struct pe_walk *w = &pe->walk;
@@ -43,6 +75,7 @@ void pe_walk_add(struct probe_engine *pe, uint32_t slot)
 		return;
 	w->in[slot] = 1;
 	w->slot[w->n++] = slot;
+	map_tables(pe, slot);
 }
 
 static bool live_state(uint32_t st)
@@ -64,6 +97,7 @@ void pe_walk_refresh(struct probe_engine *pe)
 	uint32_t n_owned = 0, kept = 0;
 
 	w->ticks = 0;
+	w->refreshes++;
 	if (map_read_all(pe->pins.fd[MRC_PIN_QP_OWNER], sizeof(uint32_t), sizeof(uint32_t),
 			 pe->max_qps, w->keys, w->vals, &n_owned))
 		return;	/* keep the walk we have; the next refresh tries again */
@@ -71,10 +105,13 @@ void pe_walk_refresh(struct probe_engine *pe)
 	for (uint32_t i = 0; i < w->n; i++) {
 		uint32_t slot = w->slot[i];
 
-		if (holds(pe, slot))
+		if (holds(pe, slot)) {
 			w->slot[kept++] = slot;
-		else
+			refresh_tables(pe, slot);
+		} else {
 			w->in[slot] = 0;
+			unmap_tables(pe, slot);
+		}
 	}
 	w->n = kept;
 	for (uint32_t i = 0; i < n_owned; i++)

@@ -45,8 +45,8 @@ void qp_summarise(const struct qp_table *t, struct qp_summary *s)
 			continue;
 		s->by_state[qi->state]++;
 		s->total++;
-		if (t->evs)
-			qp_ev_counts(&t->evs[t->slot[r]], qi->n_evs, &evs);
+		if (t->evs && t->evs[r])
+			qp_ev_counts(t->evs[r], qi->n_evs, &evs);
 		s->in_error += qi->state == MRC_QPS_ERROR;
 		s->with_bad_evs += evs.bad > 0;
 		s->bad_evs += evs.bad;

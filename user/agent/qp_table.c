@@ -15,6 +15,7 @@
 
 #include "agent/map_bulk.h"
 #include "common/errmsg.h"
+#include "common/state_maps.h"
 
 #define CHUNK	4096	/* slots read per batch */
 
@@ -194,36 +195,46 @@ static int read_contexts(struct qp_table *t, int fd)
 	return rc;
 }
 
-/* A read-only mapping of an mmapable array, when the fd is given. */
-static int map_of(int fd, const void **p, size_t *len, const char *name, char *err,
-		  size_t errlen)
+/*
+ * Read-only mappings of each row's map in outer fd (at the row's slot, or
+ * for the views at its window), when the fd is given: a QP gone since its
+ * row was read leaves NULL.
+ */
+static int map_rows(const struct qp_table *t, int fd, size_t value_size, bool by_window,
+		    const void ***out)
 {
+	const void **p;
+
 	if (fd < 0)
 		return 0;
-	*p = map_mmap_ro(fd, len);
-	if (!*p)
-		return fail(-errno, err, errlen, "mapping %s: %s", name, strerror(errno));
+	p = calloc(t->n ? t->n : 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < t->n; r++) {
+		uint32_t w = t->info[r].cc_slot;
+
+		if (by_window && !w)
+			continue;
+		p[r] = mrc_state_map_slot(fd, by_window ? w - 1 : t->slot[r], value_size,
+					  PROT_READ);
+	}
+	*out = p;
 	return 0;
 }
 
 static int map_arrays(struct qp_table *t, const struct qp_table_maps *m, char *err,
 		      size_t errlen)
 {
-	const void *p;
-	int rc;
+	int rc = map_rows(t, m->qp_evs, sizeof(**t->evs), false, (const void ***)&t->evs);
 
-	if ((rc = map_of(m->qp_evs, &p, &t->len_evs, "mrc_qp_evs", err, errlen)))
-		return rc;
-	t->evs = p;
-	if ((rc = map_of(m->tx, &p, &t->len_tx, "mrc_tx", err, errlen)))
-		return rc;
-	t->tx = p;
-	if ((rc = map_of(m->rx, &p, &t->len_rx, "mrc_rx", err, errlen)))
-		return rc;
-	t->rx = p;
-	if ((rc = map_of(m->cc_view, &p, &t->len_ccv, "mrc_cc_view", err, errlen)))
-		return rc;
-	t->ccv = p;
+	if (!rc)
+		rc = map_rows(t, m->tx, sizeof(**t->tx), false, (const void ***)&t->tx);
+	if (!rc)
+		rc = map_rows(t, m->rx, sizeof(**t->rx), false, (const void ***)&t->rx);
+	if (!rc)
+		rc = map_rows(t, m->cc_view, sizeof(**t->ccv), true, (const void ***)&t->ccv);
+	if (rc)
+		return fail(rc, err, errlen, "mapping the QPs' state: %s", strerror(-rc));
 	t->n_ccv = m->cc_view >= 0 ? map_max_entries(m->cc_view) : 0;
 	return 0;
 }
@@ -250,22 +261,23 @@ int qp_table_read(struct qp_table *t, const struct qp_table_maps *m,
 	return map_arrays(t, m, err, errlen);
 }
 
-static void unmap(const void *p, size_t len)
+static void unmap_rows(const struct qp_table *t, const void **p, size_t value_size)
 {
-	if (p)
-		munmap((void *)p, len);
+	for (uint32_t r = 0; p && r < t->n; r++)
+		mrc_state_unmap((void *)p[r], value_size);
+	free(p);
 }
 
 void qp_table_free(struct qp_table *t)
 {
+	unmap_rows(t, (const void **)t->evs, sizeof(**t->evs));
+	unmap_rows(t, (const void **)t->tx, sizeof(**t->tx));
+	unmap_rows(t, (const void **)t->rx, sizeof(**t->rx));
+	unmap_rows(t, (const void **)t->ccv, sizeof(**t->ccv));
 	free(t->slot);
 	free(t->info);
 	free(t->owner);
 	free(t->counters);
-	unmap(t->evs, t->len_evs);
-	unmap(t->tx, t->len_tx);
-	unmap(t->rx, t->len_rx);
-	unmap(t->ccv, t->len_ccv);
 	memset(t, 0, sizeof(*t));
 }
 

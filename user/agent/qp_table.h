@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
 /*
  * Every QP of a host at once, read in bulk (agent/map_bulk.h): mrc_qps
- * and mrc_qp_owner by batch lookups, the EV tables, mrc_tx, mrc_rx and
- * mrc_cc_view through read-only mmaps, the per-CPU counters by batch.
+ * and mrc_qp_owner by batch lookups, each row's EV table, mrc_tx, mrc_rx
+ * and window view through read-only mmaps of the QP's own maps
+ * (user/common/qpmaps.h), the per-CPU counters by batch.
  * What `mrcctl qp list`, `stats`, `status` and `doctor` read, in a few
  * syscalls at thousands of QPs, sized by the maps (mrcd --max-qps), never
  * by a compile-time limit.
@@ -19,7 +20,7 @@
 /* The maps to read, by fd; -1 where not needed (or absent). */
 struct qp_table_maps {
 	int qps, qp_owner;		/* needed */
-	int qp_evs, tx, rx, cc_view;	/* mmapped when given */
+	int qp_evs, tx, rx, cc_view;	/* rows' maps mmapped when given */
 	int qp_stats;			/* counters when given */
 	int ctx_owner;			/* contexts in use when given */
 };
@@ -42,13 +43,16 @@ struct qp_table {
 	struct mrc_qp_info *info;	/* [n] */
 	uint32_t *owner;		/* [n] pid; 0 = none */
 	uint64_t *counters;		/* [n * QPT_COUNTERS], or NULL */
-	/* The mmapped arrays (NULL when not given), indexed by slot. */
-	const struct mrc_qp_evs *evs;
-	const struct mrc_tx_state *tx;
-	const struct mrc_rx_state *rx;
-	const struct mrc_cc_view *ccv;
+	/*
+	 * Each row's state maps, mmapped read-only, indexed by row: NULL
+	 * arrays when the map was not given, a NULL entry when the QP has
+	 * none (gone meanwhile; ccv: no window).
+	 */
+	const struct mrc_qp_evs **evs;
+	const struct mrc_tx_state **tx;
+	const struct mrc_rx_state **rx;
+	const struct mrc_cc_view **ccv;
 	uint32_t n_ccv;			/* windows in mrc_cc_view */
-	size_t len_evs, len_tx, len_rx, len_ccv;
 };
 
 /* Read the table; 0, or -errno with a message. qp_table_free() in every case. */

@@ -6,48 +6,9 @@
  * and the n_down budget around them.
  */
 #include <errno.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
+#include <stdbool.h>
 
 #include "ev_state.h"
-
-/* The bytes of a mapping of the whole array, 0 when it is not one we map. */
-static size_t ev_table_len(int map_fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(map_fd, &info, &len))
-		return 0;
-	if (info.value_size != sizeof(struct mrc_qp_evs) || !info.max_entries ||
-	    info.max_entries > MRC_QPS_LIMIT || !(info.map_flags & BPF_F_MMAPABLE)) {
-		errno = EPROTO;	/* pins of another build: restart mrcd */
-		return 0;
-	}
-	/* One entry per QP, as many as mrcd sized the map for (--max-qps). */
-	return sizeof(struct mrc_qp_evs) * (size_t)info.max_entries;
-}
-
-struct mrc_qp_evs *ev_table_map(int map_fd)
-{
-	size_t len = ev_table_len(map_fd);
-	void *p;
-
-	if (!len)
-		return NULL;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-void ev_table_unmap(struct mrc_qp_evs *base, int map_fd)
-{
-	size_t len = base ? ev_table_len(map_fd) : 0;
-
-	if (len)
-		munmap(base, len);
-}
 
 static uint32_t load_word(const struct mrc_ev_entry *e)
 {

@@ -2,7 +2,8 @@
 /*
  * EV state changes made in userspace (libmrc timeouts, mrcd probes, port
  * status, the controller's deny/allow) on a QP's EV table while XDP and TC
- * change it too. The table lives in the BPF_F_MMAPABLE array mrc_qp_evs;
+ * change it too. The table is the QP's own one-entry BPF_F_MMAPABLE map
+ * in mrc_qp_evs (user/common/qpmaps.h, state_maps.h map it);
  * every change is a compare-and-swap of an entry's state word, by the
  * rules the BPF side follows too (include/mrc/ev_rules.h, compiled into
  * both), so no change is ever lost.
@@ -14,22 +15,6 @@
 
 #include "mrc/abi.h"
 #include "mrc/ev_rules.h"
-
-/*
- * Map the whole mrc_qp_evs array (fd of the map, one entry per QP slot,
- * as many as mrcd sized it for); NULL + errno on error. Unmapping takes
- * the same map's fd, still open, for the mapping's length.
- */
-struct mrc_qp_evs *ev_table_map(int map_fd);
-void ev_table_unmap(struct mrc_qp_evs *base, int map_fd);
-
-/* The table of QP slot in a mapping from ev_table_map(). */
-static inline struct mrc_qp_evs *ev_table_at(struct mrc_qp_evs *base,
-					     uint32_t slot)
-{
-	/* Array values are laid out 8-byte aligned; this one is a multiple. */
-	return base + slot;
-}
 
 enum ev_change {
 	EV_CHANGED	= 1,	/* the state changed */

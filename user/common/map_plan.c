@@ -106,6 +106,24 @@ uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus)
 	return sum;
 }
 
+uint64_t mrc_plan_state_bytes(uint32_t max_qps)
+{
+	uint64_t per_qp = 0;
+
+	/*
+	 * A one-entry BPF_F_MMAPABLE array: its value rounded up to pages,
+	 * behind a page of its own for the map's struct (kernel/bpf/arraymap.c
+	 * page-aligns both, so that the values can be mapped).
+	 */
+	for (unsigned int i = 0; i < MRC_PIN__COUNT; i++) {
+		uint32_t v = mrc_pin_spec(i)->inner_value_size;
+
+		if (v)
+			per_qp += page_align(1) + page_align(round8(v));
+	}
+	return per_qp * max_qps;
+}
+
 enum mrc_pin mrc_plan_biggest(uint32_t max_qps, uint32_t max_ctx,
 			      unsigned int ncpus)
 {

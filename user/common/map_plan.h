@@ -34,6 +34,14 @@ uint64_t mrc_plan_map_bytes(const struct mrc_pin_spec *s, uint32_t entries,
 /* The sum over every pinned map under max_qps and max_ctx. */
 uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus);
 
+/*
+ * The QPs' state maps at max_qps QPs (user/common/qpmaps.h: mrc_rx,
+ * mrc_tx, mrc_qp_evs and a window's mrc_cc_view, each a map of its own
+ * of two pages or more), which mrc_plan_bytes() leaves out: they come with
+ * the QPs, not with mrcd's start.
+ */
+uint64_t mrc_plan_state_bytes(uint32_t max_qps);
+
 /* The biggest map under those limits (what a failure most likely hit). */
 enum mrc_pin mrc_plan_biggest(uint32_t max_qps, uint32_t max_ctx,
 			      unsigned int ncpus);

@@ -19,10 +19,14 @@
 	[id] = { .name = n, .type = t, .key_size = k, .value_size = v, \
 		 .max_entries = e, .flags = f, .scale = scale_of(id) }
 #define ARRAY(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_ARRAY, U32, v, e, 0)
-#define MMAPED(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_ARRAY, U32, v, e, BPF_F_MMAPABLE)
 #define HASH(id, n, k, v, e)	SPEC(id, n, BPF_MAP_TYPE_HASH, k, v, e, 0)
 /* Per-QP maps of maps (the inner maps: user/common/qpmaps.h). */
 #define OUTER(id, n, e)		SPEC(id, n, BPF_MAP_TYPE_ARRAY_OF_MAPS, U32, U32, e, 0)
+/* Per-slot state: a map of one-entry mmapable maps of v bytes each. */
+#define STATE(id, n, v, e) \
+	[id] = { .name = n, .type = BPF_MAP_TYPE_ARRAY_OF_MAPS, .key_size = U32, \
+		 .value_size = U32, .max_entries = e, .scale = scale_of(id), \
+		 .inner_value_size = v }
 #define PERCPU(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_PERCPU_ARRAY, U32, v, e, 0)
 /*
  * Entry counts that follow mrcd's limits: written QPS, QP_ADDRS, CTX in
@@ -49,9 +53,9 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	ARRAY(MRC_PIN_QPS, "mrc_qps", sizeof(struct mrc_qp_info), QPS),
 	HASH(MRC_PIN_PEERS, "mrc_peers", sizeof(struct mrc_peer_key), U32,
 	     QP_ADDRS),
-	MMAPED(MRC_PIN_QP_EVS, "mrc_qp_evs", sizeof(struct mrc_qp_evs), QPS),
-	MMAPED(MRC_PIN_RX, "mrc_rx", sizeof(struct mrc_rx_state), QPS),
-	MMAPED(MRC_PIN_TX, "mrc_tx", sizeof(struct mrc_tx_state), QPS),
+	STATE(MRC_PIN_QP_EVS, "mrc_qp_evs", sizeof(struct mrc_qp_evs), QPS),
+	STATE(MRC_PIN_RX, "mrc_rx", sizeof(struct mrc_rx_state), QPS),
+	STATE(MRC_PIN_TX, "mrc_tx", sizeof(struct mrc_tx_state), QPS),
 	OUTER(MRC_PIN_EV_STATS, "mrc_ev_stats", QPS),
 	OUTER(MRC_PIN_SEND_LOG, "mrc_send_log", QPS),
 	ARRAY(MRC_PIN_REV_EVS, "mrc_rev_evs", sizeof(struct mrc_rev_evs), QPS),
@@ -69,7 +73,7 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	PERCPU(MRC_PIN_CTL_STATS, "mrc_ctl_stats", sizeof(struct mrc_ctl_stats), 1),
 	ARRAY(MRC_PIN_CC, "mrc_cc", sizeof(struct mrc_cc_state), QPS),
 	HASH(MRC_PIN_CC_OWNER, "mrc_cc_owner", U32, U32, QPS),
-	MMAPED(MRC_PIN_CC_VIEW, "mrc_cc_view", sizeof(struct mrc_cc_view), QPS),
+	STATE(MRC_PIN_CC_VIEW, "mrc_cc_view", sizeof(struct mrc_cc_view), QPS),
 	HASH(MRC_PIN_KNOWN_PEERS, "mrc_known_peers", sizeof(struct mrc_known_peer_key),
 	     sizeof(struct mrc_known_peer), MRC_MAX_KNOWN_PEERS),
 	HASH(MRC_PIN_PROBE_PORTS, "mrc_probe_ports", U32, U32, MRC_MAX_PROBE_PORTS),

@@ -71,6 +71,11 @@ struct mrc_pin_spec {
 	uint32_t max_entries;
 	uint32_t flags;		/* map_flags that matter (BPF_F_MMAPABLE) */
 	uint32_t scale;		/* enum mrc_pin_scale */
+	/*
+	 * A map of per-slot state maps (user/common/qpmaps.h): the value size
+	 * of its one-entry BPF_F_MMAPABLE inner maps; 0 for every other map.
+	 */
+	uint32_t inner_value_size;
 };
 
 /* The entry count a map of spec s has under the limits max_qps, max_ctx. */

@@ -40,6 +40,10 @@ static void find_btf(struct mrc_qpmaps *m, int src_fd)
 	m->log_type = struct_id(btf, "mrc_send_rec");
 	m->rx_type = struct_id(btf, "mrc_ev_rx_counters");
 	m->tx_type = struct_id(btf, "mrc_ev_tx_counters");
+	m->rx_state_type = struct_id(btf, "mrc_rx_state");
+	m->tx_state_type = struct_id(btf, "mrc_tx_state");
+	m->evs_type = struct_id(btf, "mrc_qp_evs");
+	m->cc_view_type = struct_id(btf, "mrc_cc_view");
 	btf__free(btf);
 	if (m->key_type && m->log_type && m->rx_type && m->tx_type)
 		m->btf_fd = bpf_btf_get_fd_by_id(info.btf_id);
@@ -48,12 +52,15 @@ static void find_btf(struct mrc_qpmaps *m, int src_fd)
 }
 
 void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
-		     int btf_src_fd)
+		     const struct mrc_qp_state_outer *state, int btf_src_fd)
 {
 	memset(m, 0, sizeof(*m));
 	m->log_fd = log_fd;
 	m->rx_fd = rx_fd;
 	m->tx_fd = tx_fd;
+	m->rx_state_fd = state ? state->rx : -1;
+	m->tx_state_fd = state ? state->tx : -1;
+	m->evs_fd = state ? state->evs : -1;
 	m->btf_fd = -1;
 	find_btf(m, btf_src_fd);
 }
@@ -70,19 +77,19 @@ void mrc_qpmaps_fini(struct mrc_qpmaps *m)
  * BTF is known. The flags match the templates' (bpf/mrc/maps.h), which
  * the kernel checks when the map goes into the outer map.
  */
-static int create_inner(const struct mrc_qpmaps *m, const char *name,
-			uint32_t value_size, uint32_t value_type, uint32_t n)
+static int create_map(const struct mrc_qpmaps *m, const char *name, __u32 flags,
+		      uint32_t value_size, uint32_t value_type, uint32_t n)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
 	int fd;
 
-	if (m->btf_fd >= 0) {
+	if (m && m->btf_fd >= 0 && value_type) {
 		o.btf_fd = (__u32)m->btf_fd;
 		o.btf_key_type_id = m->key_type;
 		o.btf_value_type_id = value_type;
 	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), value_size, n, &o);
-	if (fd < 0 && m->btf_fd >= 0) {
+	if (fd < 0 && o.btf_fd) {
 		/* A kernel that refuses the types still gets the map. */
 		o.btf_fd = 0;
 		o.btf_key_type_id = 0;
@@ -91,6 +98,12 @@ static int create_inner(const struct mrc_qpmaps *m, const char *name,
 				    n, &o);
 	}
 	return fd < 0 ? -errno : fd;
+}
+
+static int create_inner(const struct mrc_qpmaps *m, const char *name,
+			uint32_t value_size, uint32_t value_type, uint32_t n)
+{
+	return create_map(m, name, BPF_F_INNER_MAP, value_size, value_type, n);
 }
 
 /* Put a new inner map into outer[slot]; the map's fd is closed either way. */
@@ -146,6 +159,124 @@ void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot)
 	bpf_map_delete_elem(m->log_fd, &slot);
 	bpf_map_delete_elem(m->rx_fd, &slot);
 	bpf_map_delete_elem(m->tx_fd, &slot);
+	bpf_map_delete_elem(m->rx_state_fd, &slot);
+	bpf_map_delete_elem(m->tx_state_fd, &slot);
+	bpf_map_delete_elem(m->evs_fd, &slot);
+}
+
+/*
+ * A one-entry state map, zeroed (the kernel zeroes arrays), in outer at
+ * slot: its fd, the caller's, or -errno. The flags and size match the
+ * templates of bpf/mrc/maps.h, which the kernel checks at the insert.
+ */
+static int create_state(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot,
+			const char *name, uint32_t value_size, uint32_t value_type)
+{
+	__u32 v;
+	int fd = create_map(m, name, BPF_F_MMAPABLE, value_size, value_type, 1);
+
+	if (fd < 0)
+		return fd;
+	v = (__u32)fd;
+	if (bpf_map_update_elem(outer_fd, &slot, &v, BPF_ANY)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void close_state_fds(struct mrc_qp_state_fds *s)
+{
+	if (s->rx >= 0)
+		close(s->rx);
+	if (s->tx >= 0)
+		close(s->tx);
+	if (s->evs >= 0)
+		close(s->evs);
+	s->rx = s->tx = s->evs = -1;
+}
+
+int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+			struct mrc_qp_state_fds *out)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	int fd;
+
+	out->rx = out->tx = out->evs = -1;
+	snprintf(name, sizeof(name), "mrc_rx_%u", qpn);
+	fd = create_state(m, m->rx_state_fd, slot, name, sizeof(struct mrc_rx_state),
+			  m->rx_state_type);
+	if (fd < 0)
+		goto fail;
+	out->rx = fd;
+	snprintf(name, sizeof(name), "mrc_tx_%u", qpn);
+	fd = create_state(m, m->tx_state_fd, slot, name, sizeof(struct mrc_tx_state),
+			  m->tx_state_type);
+	if (fd < 0)
+		goto fail;
+	out->tx = fd;
+	snprintf(name, sizeof(name), "mrc_evs_%u", qpn);
+	fd = create_state(m, m->evs_fd, slot, name, sizeof(struct mrc_qp_evs),
+			  m->evs_type);
+	if (fd < 0)
+		goto fail;
+	out->evs = fd;
+	return 0;
+fail:
+	close_state_fds(out);
+	return fd;
+}
+
+int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot)
+{
+	char name[BPF_OBJ_NAME_LEN];
+
+	snprintf(name, sizeof(name), "mrc_ccv_%u", slot);
+	return create_state(m, outer_fd, slot, name, sizeof(struct mrc_cc_view),
+			    m ? m->cc_view_type : 0);
+}
+
+size_t mrc_qp_state_map_len(size_t value_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t p = page > 0 ? (size_t)page : 4096;
+
+	return (value_size + p - 1) / p * p;
+}
+
+int mrc_qp_state_read(int outer_fd, uint32_t slot, void *buf, size_t size)
+{
+	__u32 key = 0;
+	int fd = mrc_qpmaps_open(outer_fd, slot), err = 0;
+
+	if (fd < 0)
+		return fd;
+	/* The value size is the map's, not the caller's guess. */
+	if (size != mrc_qpmaps_value_size(fd))
+		err = -EINVAL;
+	else if (bpf_map_lookup_elem(fd, &key, buf))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int mrc_qp_state_write(int outer_fd, uint32_t slot, const void *buf, size_t size)
+{
+	__u32 key = 0;
+	int fd = mrc_qpmaps_open(outer_fd, slot), err = 0;
+
+	if (fd == -ENOENT)
+		fd = create_state(NULL, outer_fd, slot, "mrc_state", (uint32_t)size, 0);
+	if (fd < 0)
+		return fd;
+	if (size != mrc_qpmaps_value_size(fd))
+		err = -EINVAL;
+	else if (bpf_map_update_elem(fd, &key, buf, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 int mrc_qpmaps_open(int outer_fd, uint32_t slot)
@@ -165,6 +296,14 @@ uint32_t mrc_qpmaps_entries(int map_fd)
 	__u32 len = sizeof(info);
 
 	return bpf_obj_get_info_by_fd(map_fd, &info, &len) ? 0 : info.max_entries;
+}
+
+size_t mrc_qpmaps_value_size(int map_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(map_fd, &info, &len) ? 0 : info.value_size;
 }
 
 /*

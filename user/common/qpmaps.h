@@ -2,26 +2,38 @@
 /*
  * The per-QP inner maps of the fast path (include/mrc/abi.h): a QP's send
  * log (mrc_send_log[slot]) and its per-EV counters, XDP's (mrc_ev_stats)
- * and TC's (mrc_ev_tx), each a BPF_MAP_TYPE_ARRAY sized by the QP. libmrc
- * creates them when it publishes a QP's EV table and removes them when the
- * QP goes; readers (mrcctl ev list, tests, tools) open them through the
- * outer maps by id.
+ * and TC's (mrc_ev_tx), each a BPF_MAP_TYPE_ARRAY sized by the QP, which
+ * libmrc creates when it publishes a QP's EV table; and a QP's state
+ * (mrc_rx, mrc_tx, mrc_qp_evs) and a window's view (mrc_cc_view), each a
+ * one-entry BPF_F_MMAPABLE array, which libmrc creates with the QP (the
+ * window) and maps. All go when the QP goes; readers (mrcctl, mrcd,
+ * tests, tools) open them through the outer maps by id.
  */
 #ifndef MRC_COMMON_QPMAPS_H
 #define MRC_COMMON_QPMAPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mrc/abi.h"
 
-/* The three outer maps, and the BTF the inner maps are created with. */
+/* The outer maps, and the BTF the inner maps are created with. */
 struct mrc_qpmaps {
 	int log_fd;		/* mrc_send_log */
 	int rx_fd;		/* mrc_ev_stats (XDP's counters) */
 	int tx_fd;		/* mrc_ev_tx (TC's counters) */
+	int rx_state_fd;	/* mrc_rx */
+	int tx_state_fd;	/* mrc_tx */
+	int evs_fd;		/* mrc_qp_evs */
 	/* The fast path's BTF, so bpftool shows the records' fields; -1: none. */
 	int btf_fd;
 	uint32_t key_type, log_type, rx_type, tx_type;
+	uint32_t rx_state_type, tx_state_type, evs_type, cc_view_type;
+};
+
+/* The outer maps of a QP's state (mrc_rx, mrc_tx, mrc_qp_evs). */
+struct mrc_qp_state_outer {
+	int rx, tx, evs;
 };
 
 /*
@@ -30,7 +42,7 @@ struct mrc_qpmaps {
  * mrc_qps). Without BTF the inner maps work the same, untyped in bpftool.
  */
 void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
-		     int btf_src_fd);
+		     const struct mrc_qp_state_outer *state, int btf_src_fd);
 void mrc_qpmaps_fini(struct mrc_qpmaps *m);
 
 /*
@@ -53,11 +65,47 @@ int mrc_qpmaps_publish_log(const struct mrc_qpmaps *m, uint32_t slot, uint32_t q
 /* Take the slot's inner maps out of the outer maps (none is fine). */
 void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot);
 
+/* A QP's three state maps (one entry each, BPF_F_MMAPABLE). */
+struct mrc_qp_state_fds {
+	int rx, tx, evs;
+};
+
+/*
+ * Fresh, zeroed state maps for the QP in slot (named after qpn), put into
+ * mrc_rx, mrc_tx and mrc_qp_evs at slot (replacing what a dead process
+ * left there). The caller owns the fds in out (to mmap, then close).
+ * 0 or -errno (then no fd is open and the slot may be half filled: the
+ * caller removes it).
+ */
+int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
+			struct mrc_qp_state_fds *out);
+
+/*
+ * A fresh, zeroed view for the window in cc slot, put into mrc_cc_view
+ * (outer_fd) at slot; typed with m's BTF when m is not NULL. The map's fd
+ * (the caller's, to mmap) or -errno.
+ */
+int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot);
+
+/* How many bytes to mmap for a one-entry state map of value_size bytes. */
+size_t mrc_qp_state_map_len(size_t value_size);
+
+/*
+ * For readers and writers that do not own the state (mrcctl, mrcd, tools,
+ * tests): the one entry of the state map outer_fd holds at slot, copied
+ * to or from buf (size bytes, the map's value size). read: 0, -ENOENT
+ * (no map at slot) or -errno. write: creates an untyped map when the slot
+ * has none; 0 or -errno.
+ */
+int mrc_qp_state_read(int outer_fd, uint32_t slot, void *buf, size_t size);
+int mrc_qp_state_write(int outer_fd, uint32_t slot, const void *buf, size_t size);
+
 /* An fd of the inner map outer_fd holds at slot, or -errno (-ENOENT: none). */
 int mrc_qpmaps_open(int outer_fd, uint32_t slot);
 
-/* The entry count of an open map, 0 if unknown. */
+/* The entry count / value size of an open map, 0 if unknown. */
 uint32_t mrc_qpmaps_entries(int map_fd);
+size_t mrc_qpmaps_value_size(int map_fd);
 
 /*
  * Copy a QP's send log into log (record i at rec[i]): how many records it

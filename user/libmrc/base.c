@@ -9,12 +9,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "base.h"
+#include "common/state_maps.h"
 
 uint64_t mrc_now_ns(void)
 {
@@ -66,13 +68,15 @@ void mrc_log(int level, const char *fmt, ...)
 
 /* ---- owner maps and mmapped state -------------------------------------- */
 
-/* Element stride of a BPF array, as the kernel lays out a mmapped one. */
-size_t mrc_array_map_len(size_t value_size, size_t entries)
+/* The one entry of a state map (user/common/qpmaps.h), mapped; NULL: failed. */
+void *mrc_map_state(int fd, size_t value_size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = ((value_size + 7) & ~(size_t)7) * entries;
+	return mrc_state_map_fd(fd, value_size, PROT_READ | PROT_WRITE);
+}
 
-	return (len + page - 1) & ~(page - 1);
+void mrc_unmap_state(void *p, size_t value_size)
+{
+	mrc_state_unmap(p, value_size);
 }
 
 /* Grow a dense pointer list to hold one more (doubling). */
@@ -111,18 +115,6 @@ void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp)
 	ctx->own[qp->own_idx] = last;
 	last->own_idx = qp->own_idx;
 	ctx->qps[qp->slot] = NULL;
-}
-
-struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot)
-{
-	return (struct mrc_rx_state *)(ctx->rx_map +
-				       slot * sizeof(struct mrc_rx_state));
-}
-
-struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot)
-{
-	return (struct mrc_tx_state *)(ctx->tx_map +
-				       slot * sizeof(struct mrc_tx_state));
 }
 
 /* getrandom(2) (common/claim.h), with a failure logged. */

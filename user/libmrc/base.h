@@ -70,9 +70,9 @@ int mrc_list_reserve(void ***list, uint32_t n, uint32_t *cap);
 /* A QP into (out of) the context's lists: by slot, and dense (ctx->own). */
 int mrc_own_add(struct mrc_context *ctx, struct mrc_qp *qp);
 void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp);
-size_t mrc_array_map_len(size_t value_size, size_t entries);
-struct mrc_rx_state *mrc_rx_state_of(struct mrc_context *ctx, uint32_t slot);
-struct mrc_tx_state *mrc_tx_state_of(struct mrc_context *ctx, uint32_t slot);
+/* Map / unmap the one entry of a state map of value_size bytes (an fd). */
+void *mrc_map_state(int fd, size_t value_size);
+void mrc_unmap_state(void *p, size_t value_size);
 
 /* The open pinned map `id` of the context (struct mrc_pins). */
 static inline int mrc_map_fd(const struct mrc_context *ctx, enum mrc_pin id)

@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,37 +53,42 @@
 #define PACE_GAIN_PCT		125u
 #define PACE_BURST_PKTS		2u
 
-/* One window slot per QP the host may have (mrcd's --max-qps). */
-static size_t cc_view_len(const struct mrc_context *ctx)
+/*
+ * A window's view: a fresh map of its own in mrc_cc_view at its slot
+ * (replacing what a dead process left), mapped here. One call with an fd
+ * as the interface, like a QP's state (qp.c), for mrcd's broker.
+ */
+static int map_view(struct mrc_context *ctx, struct mrc_cc_group *g)
 {
-	return mrc_array_map_len(sizeof(struct mrc_cc_view), ctx->pins.max_qps);
+	int fd = mrc_cc_view_create(&ctx->qpmaps, mrc_map_fd(ctx, MRC_PIN_CC_VIEW),
+				    g->slot);
+
+	if (fd < 0)
+		return fd;
+	g->view = mrc_map_state(fd, sizeof(*g->view));
+	close(fd);
+	return g->view ? 0 : -ENOMEM;
 }
 
-/* The maps are open (context.c open_maps): map the view. */
-int mrc_cc_open(struct mrc_context *ctx)
+/* Its view out of mrc_cc_view and unmapped, its slot given back. */
+static void release_slot(struct mrc_context *ctx, struct mrc_cc_group *g)
 {
-	void *view = mmap(NULL, cc_view_len(ctx), PROT_READ | PROT_WRITE, MAP_SHARED,
-			  mrc_map_fd(ctx, MRC_PIN_CC_VIEW), 0);
-
-	if (view == MAP_FAILED)
-		return -errno;
-	ctx->cc_view = view;
-	return 0;
+	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_VIEW), &g->slot);
+	mrc_unmap_state(g->view, sizeof(*g->view));
+	g->view = NULL;
+	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &g->slot);
 }
 
 /* Give back this context's windows; the maps close with the context. */
 void mrc_cc_close(struct mrc_context *ctx)
 {
 	for (uint32_t i = 0; i < ctx->n_cc; i++) {
-		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &ctx->cc[i]->slot);
+		release_slot(ctx, ctx->cc[i]);
 		free(ctx->cc[i]);
 	}
 	free(ctx->cc);
 	ctx->cc = NULL;
 	ctx->n_cc = ctx->cap_cc = 0;
-	if (ctx->cc_view)
-		munmap(ctx->cc_view, cc_view_len(ctx));
-	ctx->cc_view = NULL;
 }
 
 /* ---- profile -> parameters -------------------------------------------- */
@@ -214,7 +218,7 @@ static void drop_group(struct mrc_context *ctx, struct mrc_cc_group *g)
 		ctx->cc[i] = ctx->cc[--ctx->n_cc];
 		break;
 	}
-	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &g->slot);
+	release_slot(ctx, g);
 	free(g);
 }
 
@@ -225,20 +229,21 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	struct mrc_cc_group *g = add_group(ctx);
 	struct mrc_cc_view *v;
 	uint32_t slot;
+	int err;
 
 	if (!g)
 		return NULL;
 	slot = g->slot;
 	nscc_init(&st.nscc, p, mrc_now_ns());
-	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_CC), &slot, &st, BPF_ANY)) {
-		int err = errno;
-
+	err = map_view(ctx, g);
+	if (!err && bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_CC), &slot, &st, BPF_ANY))
+		err = -errno;
+	if (err) {
 		drop_group(ctx, g);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
-	v = &ctx->cc_view[slot];
-	memset(v, 0, sizeof(*v));
+	v = g->view;	/* fresh: zeroed */
 	v->algo = p->algo;
 	v->base_rtt_ns = p->base_rtt_ns;
 	v->target_ns = p->target_ns;
@@ -249,7 +254,6 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	g->inflight = 0;
 	g->pacing = p->algo == MRC_CC_NSCC && !(p->flags & MRC_CC_F_NO_PACING);
 	g->pace_next_ns = 0;
-	g->view = v;
 	return g;
 }
 

@@ -12,8 +12,7 @@
 
 #include "base.h"
 
-/* The context's view of the windows: mapped at open, released at close. */
-int mrc_cc_open(struct mrc_context *ctx);
+/* Give back the context's windows (each view was mapped when claimed). */
 void mrc_cc_close(struct mrc_context *ctx);
 
 /* A QP takes its destination's window at RTS and gives it back at RESET. */

@@ -3,7 +3,7 @@
  * Layer "context" (see LAYERS), the top: opening and closing a context.
  *
  * A context attaches a process to the fast path mrcd loaded: it opens the
- * pinned maps, mmaps the per-QP rx/tx state arrays, claims an event ring
+ * pinned maps, claims an event ring
  * slot (a ring buffer of its own, placed in the mrc_events map-in-map so
  * XDP writes this process's completions there) and opens the UDP socket
  * its data travels through.
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -54,44 +53,20 @@ static int open_maps(struct mrc_context *ctx)
 	else
 		mrc_qpmaps_init(&ctx->qpmaps, mrc_map_fd(ctx, MRC_PIN_SEND_LOG),
 				mrc_map_fd(ctx, MRC_PIN_EV_STATS),
-				mrc_map_fd(ctx, MRC_PIN_EV_TX), mrc_map_fd(ctx, MRC_PIN_QPS));
+				mrc_map_fd(ctx, MRC_PIN_EV_TX),
+				&(struct mrc_qp_state_outer){
+					.rx = mrc_map_fd(ctx, MRC_PIN_RX),
+					.tx = mrc_map_fd(ctx, MRC_PIN_TX),
+					.evs = mrc_map_fd(ctx, MRC_PIN_QP_EVS) },
+				mrc_map_fd(ctx, MRC_PIN_QPS));
 	return rc;
 }
 
-/*
- * Everything sized by mrcd's limits (--max-qps, learned from the maps by
- * open_maps): the mapped per-QP arrays and our QPs by slot.
- */
-static int map_state_arrays(struct mrc_context *ctx)
+/* Our QPs by slot, sized by mrcd's --max-qps (learned by open_maps). */
+static int alloc_qp_slots(struct mrc_context *ctx)
 {
 	ctx->qps = calloc(ctx->pins.max_qps, sizeof(*ctx->qps));
-	if (!ctx->qps)
-		return -ENOMEM;
-	ctx->rx_map_len = mrc_array_map_len(sizeof(struct mrc_rx_state),
-					    ctx->pins.max_qps);
-	ctx->tx_map_len = mrc_array_map_len(sizeof(struct mrc_tx_state),
-					    ctx->pins.max_qps);
-	ctx->rx_map = mmap(NULL, ctx->rx_map_len, PROT_READ | PROT_WRITE,
-			   MAP_SHARED, mrc_map_fd(ctx, MRC_PIN_RX), 0);
-	if (ctx->rx_map == MAP_FAILED) {
-		ctx->rx_map = NULL;
-		return -errno;
-	}
-	ctx->tx_map = mmap(NULL, ctx->tx_map_len, PROT_READ | PROT_WRITE,
-			   MAP_SHARED, mrc_map_fd(ctx, MRC_PIN_TX), 0);
-	if (ctx->tx_map == MAP_FAILED) {
-		ctx->tx_map = NULL;
-		return -errno;
-	}
-	ctx->evs_map = ev_table_map(mrc_map_fd(ctx, MRC_PIN_QP_EVS));
-	if (!ctx->evs_map) {
-		int err = errno;
-
-		mrc_log(MRC_LOG_ERROR, "cannot map mrc_qp_evs: %s%s", strerror(err),
-			err == EPROTO ? " (pins of an older mrcd: restart it)" : "");
-		return -err;
-	}
-	return 0;
+	return ctx->qps ? 0 : -ENOMEM;
 }
 
 /*
@@ -198,11 +173,6 @@ static void context_free(struct mrc_context *ctx)
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CTX_OWNER), &ctx->ctx_slot);
 	}
 	close_fd(&ctx->ring_fd);
-	if (ctx->rx_map)
-		munmap(ctx->rx_map, ctx->rx_map_len);
-	if (ctx->tx_map)
-		munmap(ctx->tx_map, ctx->tx_map_len);
-	ev_table_unmap(ctx->evs_map, mrc_map_fd(ctx, MRC_PIN_QP_EVS));
 	close_fd(&ctx->sock);
 	mrc_qpmaps_fini(&ctx->qpmaps);
 	mrc_pins_close(&ctx->pins);
@@ -237,13 +207,11 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 
 	err = open_maps(ctx);
 	if (!err)
-		err = map_state_arrays(ctx);
+		err = alloc_qp_slots(ctx);
 	if (!err)
 		err = claim_event_ring(ctx);
 	if (!err)
 		err = open_socket(ctx);
-	if (!err)
-		err = mrc_cc_open(ctx);
 	if (!err)
 		err = mrc_progress_open_waits(ctx);
 	if (err) {

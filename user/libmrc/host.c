@@ -354,7 +354,7 @@ void mrc_host_cc_release(struct mrc_context *ctx, uint32_t slot)
 		call(ctx, &req, &rep, NULL, 0);
 		return;
 	}
-	mrc_cc_view_remove(mrc_map_fd(ctx, MRC_PIN_CC_VIEW), slot);
+	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_VIEW), &slot);
 	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &slot);
 }
 

@@ -88,7 +88,7 @@ struct mrc_cc_group {
 	uint64_t inflight;		/* bytes, summed over those QPs */
 	bool pacing;			/* spread new packets over the RTT */
 	uint64_t pace_next_ns;		/* the next paced packet's departure */
-	struct mrc_cc_view *view;	/* mmapped */
+	struct mrc_cc_view *view;	/* its own map in mrc_cc_view, mmapped */
 	struct mrc_qp_fifo waiters;	/* QPs the window held back (progress.c) */
 };
 
@@ -152,6 +152,7 @@ struct mrc_qp {
 
 	/* responder */
 	struct mrc_rx_state *rx;	/* mmapped, shared with XDP */
+	struct mrc_qp_evs *evs;		/* mmapped EV table, shared with TC and XDP */
 	uint32_t rcv_cack;		/* 32-bit PSN space */
 	uint32_t rcv_highest;		/* highest PSN placed */
 	uint32_t ooo_count;
@@ -191,11 +192,8 @@ struct mrc_context {
 	pid_t pid;
 
 	struct mrc_pins pins;		/* the pinned maps, by enum mrc_pin */
-	struct mrc_qpmaps qpmaps;	/* each QP's send log and per-EV counters */
-	uint8_t *rx_map, *tx_map;
-	/* EV tables (mrc_qp_evs), changed entry by entry with CAS. */
-	struct mrc_qp_evs *evs_map;
-	size_t rx_map_len, tx_map_len;
+	/* Each QP's inner maps: state, send log, per-EV counters. */
+	struct mrc_qpmaps qpmaps;
 
 	uint32_t ctx_slot;
 	bool ctx_claimed;
@@ -247,7 +245,6 @@ struct mrc_context {
 	struct mrc_wait_stats wait;
 
 	/* congestion windows (cc.c) */
-	struct mrc_cc_view *cc_view;	/* mmapped mrc_cc_view */
 	struct mrc_cc_group **cc;	/* the windows in use, n_cc of them */
 	uint32_t n_cc, cap_cc;
 

@@ -175,8 +175,14 @@ static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs,
 				 (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT, n_evs);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_QP_EVS), &slot, evs, BPF_ANY) ||
-	    bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_REV_EVS), &slot, &zero_rev, BPF_ANY))
+	/*
+	 * Through the QP's own mapping: a copy, as an update of the map would
+	 * be (no more atomic). The QP is not ready yet (INIT -> RTR), so the
+	 * fast path does not spray over it until mrc_qps says RTR.
+	 */
+	memcpy(qp->evs, evs, sizeof(*evs));
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_REV_EVS), &slot, &zero_rev, BPF_ANY))
 		return -errno;
 	return 0;
 }

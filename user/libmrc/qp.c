@@ -85,8 +85,41 @@ static int draw_local_key(struct mrc_qp *qp)
 	return -EAGAIN;
 }
 
+/*
+ * The QP's state: three fresh maps of its own in mrc_rx, mrc_tx and
+ * mrc_qp_evs at its slot (replacing what a dead process left), each
+ * mapped here. This one call is where mrcd's broker will hand the fds to
+ * an unprivileged process; the fds are the interface.
+ */
+static int qp_map_state(struct mrc_qp *qp)
+{
+	struct mrc_qp_state_fds fds;
+	int err = mrc_qp_state_create(&qp->ctx->qpmaps, qp->slot, qp->qpn, &fds);
+
+	if (err)
+		return err;
+	qp->rx = mrc_map_state(fds.rx, sizeof(*qp->rx));
+	qp->tx = mrc_map_state(fds.tx, sizeof(*qp->tx));
+	qp->evs = mrc_map_state(fds.evs, sizeof(*qp->evs));
+	close(fds.rx);
+	close(fds.tx);
+	close(fds.evs);
+	return qp->rx && qp->tx && qp->evs ? 0 : -ENOMEM;
+}
+
+static void qp_unmap_state(struct mrc_qp *qp)
+{
+	mrc_unmap_state(qp->rx, sizeof(*qp->rx));
+	mrc_unmap_state(qp->tx, sizeof(*qp->tx));
+	mrc_unmap_state(qp->evs, sizeof(*qp->evs));
+	qp->rx = NULL;
+	qp->tx = NULL;
+	qp->evs = NULL;
+}
+
 static void qp_free(struct mrc_qp *qp)
 {
+	qp_unmap_state(qp);
 	free(qp->sq);
 	free(qp->retx);
 	free(qp->retx_queued);
@@ -143,14 +176,15 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 		return mrc_err_ptr(-err);
 	}
 	qp->slot = mrc_qpn_to_slot(qp->qpn);
-	qp->rx = mrc_rx_state_of(ctx, qp->slot);
-	qp->tx = mrc_tx_state_of(ctx, qp->slot);
 	qp->state = MRC_QP_RESET;
 	qp->out_idx = MRC_NOT_LISTED;
 	/* A dead process's QP may have left its inner maps: free them now. */
 	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
-	err = mrc_own_add(ctx, qp);
+	err = qp_map_state(qp);
+	if (!err)
+		err = mrc_own_add(ctx, qp);
 	if (err) {
+		mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
 		qp_free(qp);
 		return mrc_err_ptr(-err);
@@ -472,7 +506,7 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	mrc_qp_publish_state(qp);
 	mrc_qp_unlist(qp);
 	mrc_cc_detach(qp);
-	/* Its send log and per-EV counters go (their memory with them). */
+	/* Its state, send log and per-EV counters go (their memory with them). */
 	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
 	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
 	mrc_own_remove(ctx, qp);

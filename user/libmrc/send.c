@@ -724,7 +724,7 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 	uint64_t timeout;
 	int len;
 
-	if (!ctx->evs_map || qp->n_evs == 0)
+	if (!qp->evs || qp->n_evs == 0)
 		return;
 	/* The QP's log (an inner map of its window's size, a power of two). */
 	len = mrc_qpmaps_read_log(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), qp->slot, &log);
@@ -732,7 +732,7 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 		return;
 	n = (uint32_t)len;
 	ev_last_delivered(qp, &log, n, una, delivered);
-	evs = ev_table_at(ctx->evs_map, qp->slot);
+	evs = qp->evs;
 	timeout = rto_ns(qp);
 	for (uint32_t psn = una; psn != qp->snd_nxt && blamed < TIMEOUT_BLAME_MAX; psn++) {
 		const struct mrc_send_rec *rec = &log.rec[psn & (n - 1)];

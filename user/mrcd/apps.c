@@ -186,7 +186,7 @@ static void release_window(const struct agent *a, struct app *ap, uint32_t i)
 {
 	uint32_t slot = ap->windows[i];
 
-	mrc_cc_view_remove(MAP(a, mrc_cc_view), slot);
+	bpf_map_delete_elem(MAP(a, mrc_cc_view), &slot);
 	unclaim(MAP(a, mrc_cc_owner), slot, ap->pid);
 	ap->windows[i] = ap->windows[--ap->n_windows];
 }
@@ -239,10 +239,12 @@ static int add_fd(struct answer *ans, int fd)
 static int open_read_only(const struct agent *a, enum mrc_pin id)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", a->paths.pin_dir, mrc_pin_spec(id)->name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->paths.pin_dir,
+			     mrc_pin_spec(id)->name) >= sizeof(path))
+		return -ENAMETOOLONG;
 	fd = bpf_obj_get_opts(path, &o);
 	return fd < 0 ? -errno : fd;
 }
@@ -702,7 +704,10 @@ int apps_open(struct agent *a)
 	if (!a->apps)
 		return -1;
 	mrc_qpmaps_init(&a->qpmaps, MAP(a, mrc_send_log), MAP(a, mrc_ev_stats),
-			MAP(a, mrc_ev_tx), MAP(a, mrc_qps));
+			MAP(a, mrc_ev_tx),
+			&(struct mrc_qp_state_outer){ .rx = MAP(a, mrc_rx),
+				.tx = MAP(a, mrc_tx), .evs = MAP(a, mrc_qp_evs) },
+			MAP(a, mrc_qps));
 	return apps_listen(a);
 }
 

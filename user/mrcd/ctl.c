@@ -111,7 +111,6 @@ static void command_env(const struct agent *a, struct agent_cmd_env *env,
 		.cc_view = bpf_map__fd(s->maps.mrc_cc_view),
 		.ev_tx = bpf_map__fd(s->maps.mrc_ev_tx),
 	};
-	env->ev_tables = a->ev_tables;
 	memset(stream, 0, sizeof(*stream));
 	env->stream = stream;
 	if (a->pe) {

@@ -147,7 +147,6 @@ struct agent {
 	bool adopting;			/* found our pins: reuse, never wipe */
 	struct mrc *skel;
 	struct probe_engine *pe;
-	struct mrc_qp_evs *ev_tables;	/* mmapped, for ev deny/allow */
 	int listen_fd;
 	int sig_fd;
 	struct client clients[AGENT_MAX_CLIENTS];

@@ -47,11 +47,6 @@ int start_probing(struct agent *a)
 	struct pe_setup ps;
 	char err[PATH_MAX + 256];
 
-	a->ev_tables = ev_table_map(bpf_map__fd(a->skel->maps.mrc_qp_evs));
-	if (!a->ev_tables) {
-		pr_err("mapping the EV tables (mrc_qp_evs): %s\n", strerror(errno));
-		return -1;
-	}
 	probe_setup(a, &ps);
 	a->pe = pe_open(&ps, err, sizeof(err));
 	if (!a->pe) {
@@ -68,7 +63,4 @@ void stop_probing(struct agent *a, bool clean)
 		set_agent_port(a, 0);
 	pe_close(a->pe);
 	a->pe = NULL;
-	if (a->skel)	/* mapped from it: its fd gives the mapping's length */
-		ev_table_unmap(a->ev_tables, bpf_map__fd(a->skel->maps.mrc_qp_evs));
-	a->ev_tables = NULL;
 }

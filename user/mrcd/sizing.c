@@ -91,7 +91,8 @@ int check_adopted_sizes(const struct agent *a)
 static const char *costly_limit(const struct agent *a, unsigned int ncpus)
 {
 	uint64_t base = mrc_plan_bytes(1, 1, ncpus);
-	uint64_t qps = mrc_plan_bytes(a->opt.max_qps, 1, ncpus) - base;
+	uint64_t qps = mrc_plan_bytes(a->opt.max_qps, 1, ncpus) - base +
+		       mrc_plan_state_bytes(a->opt.max_qps);
 	uint64_t ctx = mrc_plan_bytes(1, a->opt.max_ctx, ncpus) - base;
 
 	return qps >= ctx ? "--max-qps" : "--max-contexts";
@@ -100,11 +101,14 @@ static const char *costly_limit(const struct agent *a, unsigned int ncpus)
 int check_map_memory(const struct agent *a)
 {
 	unsigned int ncpus = possible_cpus();
-	uint64_t need = mrc_plan_bytes(a->opt.max_qps, a->opt.max_ctx, ncpus);
+	uint64_t state = mrc_plan_state_bytes(a->opt.max_qps);
+	uint64_t need = mrc_plan_bytes(a->opt.max_qps, a->opt.max_ctx, ncpus) + state;
 	char err[1024];
 
-	pr_info("maps for --max-qps %u --max-contexts %u: %.1f MiB planned\n",
-		a->opt.max_qps, a->opt.max_ctx, MIB(need));
+	/* The QPs' state maps too: the host must hold them once its QPs exist. */
+	pr_info("maps for --max-qps %u --max-contexts %u: %.1f MiB planned (%.1f MiB "
+		"of them the QPs' state maps)\n", a->opt.max_qps, a->opt.max_ctx,
+		MIB(need), MIB(state));
 	if (a->adopting)
 		return 0;	/* the maps exist: reused, nothing new to hold */
 	if (!mrc_plan_check_memory(need, err, sizeof(err)))

@@ -126,16 +126,14 @@ int tx_state(uint32_t qpn, struct mrc_tx_state *tx)
 {
 	uint32_t slot = mrc_qpn_to_slot(qpn);
 
-	return bpf_map_lookup_elem(bpf_map__fd(lm_skel->maps.mrc_tx), &slot, tx) ?
-		-errno : 0;
+	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_tx), slot, tx, sizeof(*tx));
 }
 
 int rx_state(uint32_t qpn, struct mrc_rx_state *rx)
 {
 	uint32_t slot = mrc_qpn_to_slot(qpn);
 
-	return bpf_map_lookup_elem(bpf_map__fd(lm_skel->maps.mrc_rx), &slot, rx) ?
-		-errno : 0;
+	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_rx), slot, rx, sizeof(*rx));
 }
 
 /* XDP drops for one reason, summed over the CPUs. */

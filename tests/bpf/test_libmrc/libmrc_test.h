@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/qpmaps.h"
 #include "mrc/abi.h"
 #include "mrc/mrc.h"
 #include "mrc.skel.h"

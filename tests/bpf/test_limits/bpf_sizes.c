@@ -18,16 +18,15 @@
 
 #define CC_MTU		4000
 
-/* Copy the fixture QP's (QP 5) entry of a per-QP array map to QP qpn's. */
+/* Copy the fixture QP's (QP 5) state map of a per-QP outer map to QP qpn's. */
 static void copy_slot(int fd, __u32 qpn, size_t value_size, const char *what)
 {
 	static __u8 buf[1 << 15];
-	__u32 from = SLOT, to = mrc_qpn_to_slot(qpn);
 
 	if (!ASSERT_TRUE(value_size <= sizeof(buf), what))
 		return;
-	ASSERT_EQ(bpf_map_lookup_elem(fd, &from, buf), 0, what);
-	ASSERT_EQ(bpf_map_update_elem(fd, &to, buf, BPF_ANY), 0, what);
+	get_state_of(fd, SLOT, buf, value_size, what);
+	put_state_of(fd, mrc_qpn_to_slot(qpn), buf, value_size, what);
 }
 
 /*
@@ -129,8 +128,7 @@ static void init_window(__u32 k)
 	memset(&st, 0, sizeof(st));
 	nscc_init(&st.nscc, &p, mono_ns());
 	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cc), &k, &st, BPF_ANY), 0, "write mrc_cc");
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_cc_view), &k, &v, BPF_ANY), 0,
-		  "write mrc_cc_view");
+	put_state_of(MFD(mrc_cc_view), k, &v, sizeof(v), "write mrc_cc_view");
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -177,7 +175,7 @@ TEST_CASE(test_sack_past_built_size, "limits.sack_past_built_size")
 	run_xdp(pkt, len, &r);
 	ASSERT_EQ(r.err, 0, "test_run");
 	ASSERT_EQ(r.ret, XDP_DROP, "a SACK is consumed in XDP");
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_tx), &slot, &tx), 0, "read mrc_tx");
+	get_state_of(MFD(mrc_tx), slot, &tx, sizeof(tx), "read mrc_tx");
 	ASSERT_EQ(tx.snd_una, 1005, "QP 1000's snd_una past the cumulative ack");
 	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_cc), &k, &st), 0, "read mrc_cc");
 	ASSERT_EQ(st.nscc.acked_bytes, 5 * CC_MTU, "window 999 counts PSNs 1000-1004");
@@ -222,4 +220,37 @@ TEST_CASE(test_planned_bytes, "limits.planned_bytes")
 	fprintf(stderr, "  maps at %d QPs, %d contexts: planned %llu, bytes_memlock %llu\n",
 		LIMITS_QPS, LIMITS_CTX, (unsigned long long)planned_sum,
 		(unsigned long long)actual_sum);
+}
+
+/* The memlock of the inner map an outer map holds at slot (0: none). */
+static __u64 inner_bytes(int outer_fd, __u32 slot)
+{
+	int fd = mrc_qpmaps_open(outer_fd, slot);
+	__u64 n;
+
+	if (fd < 0)
+		return 0;
+	n = mrc_plan_fd_bytes(fd);
+	close(fd);
+	return n;
+}
+
+/*
+ * A QP's state maps and its window's view as the kernel charges them
+ * are what mrcd's plan counts per QP (mrc_plan_state_bytes): for each, a
+ * page for the map's struct and the value's pages, within a bit of slack.
+ */
+TEST_CASE(test_planned_state_bytes, "limits.planned_state_bytes")
+{
+	__u64 actual, planned = mrc_plan_state_bytes(1);
+
+	setup_qp(1);	/* the test QP's state maps, window 0's view */
+	actual = inner_bytes(MFD(mrc_rx), SLOT) + inner_bytes(MFD(mrc_tx), SLOT) +
+		 inner_bytes(MFD(mrc_qp_evs), SLOT) + inner_bytes(MFD(mrc_cc_view), 0);
+	ASSERT_TRUE(planned >= 4 * 2 * 4096, "two pages or more for each of the four");
+	if (!ASSERT_TRUE(actual >= planned && actual - planned <= 4 * 2048,
+			 "planned bytes within the maps' structs below the kernel's"))
+		fprintf(stderr, "  planned %llu, bytes_memlock %llu\n",
+			(unsigned long long)planned, (unsigned long long)actual);
+	ASSERT_EQ(mrc_plan_state_bytes(1000), 1000 * planned, "linear in the QPs");
 }

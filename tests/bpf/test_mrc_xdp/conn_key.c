@@ -96,7 +96,7 @@ static void snapshot(struct qp_snapshot *s)
 	memset(s, 0, sizeof(*s));
 	get_tx(&s->tx);
 	get_rx(&s->rx);
-	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_qp_evs), &slot, &s->evs), 0, "read evs");
+	get_evs(&s->evs);
 	ASSERT_EQ(bpf_map_lookup_elem(MFD(mrc_rev_evs), &slot, &s->rev), 0, "read rev_evs");
 	s->ctl = read_ctl();
 }

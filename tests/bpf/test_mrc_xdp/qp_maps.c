@@ -151,7 +151,7 @@ TEST_CASE(test_qpmaps_unpublished, "mrc.qpmaps_unpublished")
 	struct run r;
 
 	setup_tc(MRC_EVF_UDP, ev, NULL, 2);
-	mrc_qpmaps_remove(&fx_qpmaps, SLOT);
+	remove_log_maps(SLOT);
 	ASSERT_EQ(mrc_qpmaps_open(MFD(mrc_send_log), SLOT), -ENOENT, "no send log");
 	ASSERT_EQ(mrc_qpmaps_open(MFD(mrc_ev_stats), SLOT), -ENOENT, "no counters");
 

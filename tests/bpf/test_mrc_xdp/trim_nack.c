@@ -260,8 +260,7 @@ TEST_CASE(test_trim_nack_round_trip, "mrc.trim_nack_round_trip")
 	req_tx.snd_una = req_tx.sack_max = req_tx.loss_mark = TX_UNA;
 	req_tx.snd_nxt = TX_NXT;
 	req_tx.state = MRC_QPS_RTS;
-	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_tx), &k, &req_tx, BPF_ANY), 0,
-		  "requester's tx state");
+	put_state_of(MFD(mrc_tx), k, &req_tx, sizeof(req_tx), "requester's tx state");
 	/* The requester's TC logged the send the NACK answers (1 s ago). */
 	memset(&log_buf, 0, sizeof(log_buf));
 	log_buf.rec[(RX_CACK + 7) % MRC_WINDOW_MAX].psn = RX_CACK + 7;

@@ -38,6 +38,7 @@
 
 #include "mrc/abi.h"
 #include "mrc/wire_build.h"
+#include "common/qpmaps.h"
 
 struct opts {
 	const char *mode, *pin_dir;
@@ -112,7 +113,8 @@ static int read_cack(const struct target *t, __u32 *cack)
 {
 	struct mrc_rx_state rx;
 
-	if (bpf_map_lookup_elem(t->rx_fd, &t->slot, &rx))
+	/* The QP's own rx state map, through mrc_rx by id. */
+	if (mrc_qp_state_read(t->rx_fd, t->slot, &rx, sizeof(rx)))
 		return -1;
 	*cack = rx.cack;
 	return 0;
