@@ -311,17 +311,13 @@ size_t mrc_qpmaps_value_size(int map_fd)
  * out: how many it has, or -errno. One batch call where the kernel has
  * it, else one lookup per entry.
  */
-static int read_all(int outer_fd, uint32_t slot, void *out, size_t value_size,
-		    uint32_t max)
+/* Up to max values of the open inner map fd into out: how many, or -errno. */
+static int read_inner(int fd, void *out, size_t value_size, uint32_t max)
 {
-	int fd = mrc_qpmaps_open(outer_fd, slot);
-	uint32_t n, i;
+	uint32_t n = mrc_qpmaps_entries(fd), i;
 	__u32 *keys, batch = 0, count;
 	int err = 0;
 
-	if (fd < 0)
-		return fd;
-	n = mrc_qpmaps_entries(fd);
 	if (n > max)
 		n = max;
 	keys = calloc(n ? n : 1, sizeof(*keys));
@@ -335,8 +331,26 @@ static int read_all(int outer_fd, uint32_t slot, void *out, size_t value_size,
 				err = -errno;
 	}
 	free(keys);
-	close(fd);
 	return err ? err : (int)n;
+}
+
+static int read_all(int outer_fd, uint32_t slot, void *out, size_t value_size,
+		    uint32_t max)
+{
+	int fd = mrc_qpmaps_open(outer_fd, slot);
+	int n;
+
+	if (fd < 0)
+		return fd;
+	n = read_inner(fd, out, value_size, max);
+	close(fd);
+	return n;
+}
+
+int mrc_qpmaps_read_log_fd(int log_fd, struct mrc_send_log *log)
+{
+	memset(log, 0, sizeof(*log));
+	return read_inner(log_fd, log->rec, sizeof(log->rec[0]), MRC_WINDOW_MAX);
 }
 
 int mrc_qpmaps_read_log(int log_outer_fd, uint32_t slot, struct mrc_send_log *log)

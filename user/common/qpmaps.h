@@ -112,6 +112,8 @@ size_t mrc_qpmaps_value_size(int map_fd);
  * has, or -errno (-ENOENT: the QP has no log).
  */
 int mrc_qpmaps_read_log(int log_outer_fd, uint32_t slot, struct mrc_send_log *log);
+/* The same from the log's own map (the QP's owner holds its fd). */
+int mrc_qpmaps_read_log_fd(int log_fd, struct mrc_send_log *log);
 
 /*
  * Copy a QP's per-EV counters, both blocks, into s (EV i at rx[i], tx[i];

@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "cc.h"
+#include "host.h"
 #include "worklist.h"
 #include "mrc/nscc.h"
 
@@ -54,29 +55,32 @@
 #define PACE_BURST_PKTS		2u
 
 /*
- * A window's view: a fresh map of its own in mrc_cc_view at its slot
- * (replacing what a dead process left), mapped here. One call with an fd
- * as the interface, like a QP's state (qp.c), for mrcd's broker.
+ * A window slot of the host's (one per QP it may have, mrcd's --max-qps)
+ * with its first state, and its view: a fresh map of its own in
+ * mrc_cc_view at the slot (replacing what a dead process left), made here
+ * or by mrcd's broker (host.h), mapped here.
  */
-static int map_view(struct mrc_context *ctx, struct mrc_cc_group *g)
+static int claim_window(struct mrc_context *ctx, struct mrc_cc_group *g,
+			const struct mrc_cc_state *st)
 {
-	int fd = mrc_cc_view_create(&ctx->qpmaps, mrc_map_fd(ctx, MRC_PIN_CC_VIEW),
-				    g->slot);
+	int fd = -1, err = mrc_host_cc_claim(ctx, st, &g->slot, &fd);
 
-	if (fd < 0)
-		return fd;
+	if (err)
+		return err;
+	g->claimed = true;
 	g->view = mrc_map_state(fd, sizeof(*g->view));
 	close(fd);
 	return g->view ? 0 : -ENOMEM;
 }
 
-/* Its view out of mrc_cc_view and unmapped, its slot given back. */
+/* Its view unmapped, its slot (and the view's map) given back. */
 static void release_slot(struct mrc_context *ctx, struct mrc_cc_group *g)
 {
-	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_VIEW), &g->slot);
 	mrc_unmap_state(g->view, sizeof(*g->view));
 	g->view = NULL;
-	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &g->slot);
+	if (g->claimed)
+		mrc_host_cc_release(ctx, g->slot);
+	g->claimed = false;
 }
 
 /* Give back this context's windows; the maps close with the context. */
@@ -168,43 +172,21 @@ static struct mrc_cc_group *find_group(struct mrc_context *ctx, const uint8_t *p
 	return NULL;
 }
 
-/*
- * A window slot of the host's (one per QP it may have, mrcd's --max-qps),
- * claimed in mrc_cc_owner like QP numbers: ENOSPC, said with the limit,
- * when all are taken.
- */
-static int claim_window_slot(struct mrc_context *ctx, uint32_t *slot)
-{
-	int err = mrc_claim_random(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), 0,
-				   ctx->pins.max_qps, ctx->pid, slot);
-
-	if (err == -ENOSPC)
-		mrc_log(MRC_LOG_ERROR, "cannot give the QP a congestion window: all %u "
-			"window slots of this host are in use (mrcd --max-qps %u)",
-			ctx->pins.max_qps, ctx->pins.max_qps);
-	return err;
-}
-
-/* A new window in the context's list, its slot claimed; NULL + errno. */
+/* A new window in the context's list, not yet claimed; NULL + errno. */
 static struct mrc_cc_group *add_group(struct mrc_context *ctx)
 {
 	struct mrc_cc_group *g;
-	uint32_t slot;
 	int err = mrc_list_reserve((void ***)&ctx->cc, ctx->n_cc, &ctx->cap_cc);
 
-	if (!err)
-		err = claim_window_slot(ctx, &slot);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g) {
-		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_CC_OWNER), &slot);
 		errno = ENOMEM;
 		return NULL;
 	}
-	g->slot = slot;
 	ctx->cc[ctx->n_cc++] = g;
 	return g;
 }
@@ -228,16 +210,12 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	struct mrc_cc_state st = {};
 	struct mrc_cc_group *g = add_group(ctx);
 	struct mrc_cc_view *v;
-	uint32_t slot;
 	int err;
 
 	if (!g)
 		return NULL;
-	slot = g->slot;
 	nscc_init(&st.nscc, p, mrc_now_ns());
-	err = map_view(ctx, g);
-	if (!err && bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_CC), &slot, &st, BPF_ANY))
-		err = -errno;
+	err = claim_window(ctx, g, &st);
 	if (err) {
 		drop_group(ctx, g);
 		errno = -err;

@@ -2,13 +2,14 @@
 /*
  * Layer "context" (see LAYERS), the top: opening and closing a context.
  *
- * A context attaches a process to the fast path mrcd loaded: it opens the
- * pinned maps, claims an event ring
- * slot (a ring buffer of its own, placed in the mrc_events map-in-map so
- * XDP writes this process's completions there) and opens the UDP socket
- * its data travels through.
+ * A context attaches a process to the fast path mrcd loaded: an event
+ * ring slot (a ring buffer of its own, placed in the mrc_events map-in-map
+ * so XDP writes this process's completions there) and the UDP socket its
+ * data travels through. A privileged process opens the pinned maps and
+ * makes both itself; any other gets them from mrcd's broker (host.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -24,6 +25,7 @@
 #include "cc.h"
 #include "common/ev_state.h"
 #include "discover.h"
+#include "host.h"
 #include "progress.h"
 #include "recv.h"
 #include "send.h"
@@ -103,27 +105,20 @@ static int claim_event_ring(struct mrc_context *ctx)
 	return mrc_progress_open_ring(ctx);
 }
 
-/* One dual-stack UDP socket: XDP steers our QPs' packets to its port. */
-static int open_socket(struct mrc_context *ctx)
+/*
+ * The options of the context's socket that need no privilege (a brokered
+ * context's socket comes from mrcd, bound, its buffers forced), and its
+ * port, which XDP steers our QPs' packets to.
+ */
+static int configure_socket(struct mrc_context *ctx)
 {
-	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 addr;
 	socklen_t len = sizeof(addr);
-	int off = 0, on = 1, size = 8 << 20, rcv_size = 64 << 20, ect0 = 0x02;
+	int off = 0, on = 1, ect0 = 0x02;
+	int flags = fcntl(ctx->sock, F_GETFL);
 
-	ctx->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			   0);
-	if (ctx->sock < 0)
+	if (flags < 0 || fcntl(ctx->sock, F_SETFL, flags | O_NONBLOCK))
 		return -errno;
-	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	/*
-	 * Room for every QP's whole window at once: when the process is off
-	 * the CPU for a few ms, a full socket would drop packets, which the
-	 * sender must take for losses on the paths that carried them and
-	 * demote good EVs. 64 MiB (a cap, not an allocation) holds 4096
-	 * 9000-byte packets at the kernel's accounting of about 2x.
-	 */
-	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcv_size, sizeof(rcv_size));
-	setsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
 	/* ECN-capable, so congested switches mark (CE) instead of dropping. */
 	setsockopt(ctx->sock, IPPROTO_IP, IP_TOS, &ect0, sizeof(ect0));
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_TCLASS, &ect0, sizeof(ect0));
@@ -138,11 +133,61 @@ static int open_socket(struct mrc_context *ctx)
 	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, &off, sizeof(off));
 	/* Arrival times, so SACKs can tell how long we held their trigger. */
 	setsockopt(ctx->sock, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
-	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    getsockname(ctx->sock, (struct sockaddr *)&addr, &len))
+	if (getsockname(ctx->sock, (struct sockaddr *)&addr, &len))
 		return -errno;
 	ctx->sock_port = ntohs(addr.sin6_port);
 	return 0;
+}
+
+/* One dual-stack UDP socket of our own, bound to a port the kernel picks. */
+static int open_socket(struct mrc_context *ctx)
+{
+	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
+	int off = 0, size = 8 << 20, rcv_size = 64 << 20;
+
+	ctx->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ctx->sock < 0)
+		return -errno;
+	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	/*
+	 * Room for every QP's whole window at once: when the process is off
+	 * the CPU for a few ms, a full socket would drop packets, which the
+	 * sender must take for losses on the paths that carried them and
+	 * demote good EVs. 64 MiB (a cap, not an allocation) holds 4096
+	 * 9000-byte packets at the kernel's accounting of about 2x. (mrcd
+	 * sizes a brokered context's socket the same: user/mrcd/apps.c.)
+	 */
+	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcv_size, sizeof(rcv_size));
+	setsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)))
+		return -errno;
+	return 0;
+}
+
+/* A privileged process: the pinned maps, a ring and a socket of its own. */
+static int open_direct(struct mrc_context *ctx)
+{
+	int err = open_maps(ctx);
+
+	if (!err)
+		err = alloc_qp_slots(ctx);
+	if (!err)
+		err = claim_event_ring(ctx);
+	if (!err)
+		err = open_socket(ctx);
+	return err;
+}
+
+/* Any other: mrcd's broker gives the slot, the ring and the socket. */
+static int open_brokered(struct mrc_context *ctx)
+{
+	int err = mrc_host_connect(ctx);
+
+	if (!err)
+		err = alloc_qp_slots(ctx);
+	if (!err)
+		err = mrc_progress_open_ring(ctx);
+	return err;
 }
 
 static void close_fd(int *fd)
@@ -176,6 +221,8 @@ static void context_free(struct mrc_context *ctx)
 	close_fd(&ctx->sock);
 	mrc_qpmaps_fini(&ctx->qpmaps);
 	mrc_pins_close(&ctx->pins);
+	/* Last: closing the broker's connection frees what mrcd made for us. */
+	mrc_host_disconnect(ctx);
 	free(ctx);
 }
 
@@ -205,13 +252,10 @@ struct mrc_context *mrc_open(const struct mrc_context_attr *attr)
 	mrc_pins_init(&ctx->pins);
 	ctx->qpmaps.btf_fd = -1;
 
-	err = open_maps(ctx);
+	ctx->broker_fd = -1;
+	err = mrc_host_wants_broker() ? open_brokered(ctx) : open_direct(ctx);
 	if (!err)
-		err = alloc_qp_slots(ctx);
-	if (!err)
-		err = claim_event_ring(ctx);
-	if (!err)
-		err = open_socket(ctx);
+		err = configure_socket(ctx);
 	if (!err)
 		err = mrc_progress_open_waits(ctx);
 	if (err) {

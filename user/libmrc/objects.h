@@ -84,6 +84,7 @@ struct mrc_qp_fifo {
 struct mrc_cc_group {
 	uint8_t peer[16];		/* the destination (its first plane address) */
 	uint32_t slot;			/* index into mrc_cc and mrc_cc_view */
+	bool claimed;			/* slot held (host.h mrc_host_cc_claim) */
 	uint32_t refs;			/* QPs sharing it (freed at 0) */
 	uint64_t inflight;		/* bytes, summed over those QPs */
 	bool pacing;			/* spread new packets over the RTT */
@@ -153,6 +154,7 @@ struct mrc_qp {
 	/* responder */
 	struct mrc_rx_state *rx;	/* mmapped, shared with XDP */
 	struct mrc_qp_evs *evs;		/* mmapped EV table, shared with TC and XDP */
+	int log_fd;			/* its send log map (send.c reads it); -1: none */
 	uint32_t rcv_cack;		/* 32-bit PSN space */
 	uint32_t rcv_highest;		/* highest PSN placed */
 	uint32_t ooo_count;

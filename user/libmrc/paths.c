@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "common/ev_profile.h"
 #include "discover.h"
+#include "host.h"
 #include "paths.h"
 
 /* ---- the EV table --------------------------------------------------------- */
@@ -158,6 +160,31 @@ static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
 }
 
 /*
+ * Fresh send log for `window` PSNs and, unless log_only, per-EV counters
+ * and reverse EVs (made here or by mrcd's broker: host.h). The log's map
+ * replaces the QP's own descriptor of it (send.c reads it after timeouts).
+ */
+static int new_maps(struct mrc_qp *qp, uint32_t window, uint32_t n_evs,
+		    bool log_only)
+{
+	int fd = -1;
+	int err = mrc_host_qp_maps(qp->ctx, qp->slot, qp->qpn, window, n_evs,
+				   log_only, &fd);
+
+	if (err)
+		return err;
+	if (qp->log_fd >= 0)
+		close(qp->log_fd);
+	qp->log_fd = fd;
+	return 0;
+}
+
+int mrc_qp_new_log(struct mrc_qp *qp, uint32_t window)
+{
+	return new_maps(qp, window, 0, true);
+}
+
+/*
  * The table, and fresh per-EV counters, send log and reverse EVs. The
  * counters and the log are new inner maps sized by this QP (its EV count,
  * its window: user/common/qpmaps.h), replacing those of an earlier table
@@ -166,13 +193,9 @@ static bool planes_in_turn(const struct mrc_qp_evs *evs, uint32_t n,
 static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs,
 			    uint32_t n_evs)
 {
-	struct mrc_rev_evs zero_rev = {};
-	struct mrc_context *ctx = qp->ctx;
-	uint32_t slot = qp->slot;
-	int err;
+	int err = new_maps(qp, (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT, n_evs,
+			   false);
 
-	err = mrc_qpmaps_publish(&ctx->qpmaps, slot, qp->qpn,
-				 (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT, n_evs);
 	if (err)
 		return err;
 	/*
@@ -182,8 +205,6 @@ static int publish_ev_table(struct mrc_qp *qp, const struct mrc_qp_evs *evs,
 	 */
 	memcpy(qp->evs, evs, sizeof(*evs));
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (bpf_map_update_elem(mrc_map_fd(ctx, MRC_PIN_REV_EVS), &slot, &zero_rev, BPF_ANY))
-		return -errno;
 	return 0;
 }
 

@@ -15,4 +15,11 @@
  */
 int mrc_install_ev_table(struct mrc_qp *qp);
 
+/*
+ * A fresh send log alone, for a new window (an MPR changed after the EV
+ * table was published): the records of PSNs in flight are lost. 0 or
+ * -errno.
+ */
+int mrc_qp_new_log(struct mrc_qp *qp, uint32_t window);
+
 #endif /* MRC_PATHS_H */

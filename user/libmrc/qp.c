@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "cc.h"
+#include "host.h"
 #include "paths.h"
 #include "qp_state.h"
 #include "worklist.h"
@@ -36,24 +37,6 @@ static uint32_t pow2_at_least(uint32_t n)
 	while (p < n)
 		p <<= 1;
 	return p;
-}
-
-/*
- * A QP number peers cannot predict, among the host's 1..max_qps (mrcd's
- * --max-qps, learned from the maps), claimed in mrc_qp_owner so no other
- * QP of any process has it. -ENOSPC, said with the limit, when all are.
- */
-static int claim_qpn(struct mrc_context *ctx, uint32_t *qpn)
-{
-	/* mrc_qp_owner is keyed by QP number: 1..max_qps. */
-	int err = mrc_claim_random(mrc_map_fd(ctx, MRC_PIN_QP_OWNER),
-				   mrc_slot_to_qpn(0), ctx->pins.max_qps, ctx->pid, qpn);
-
-	if (err == -ENOSPC)
-		mrc_log(MRC_LOG_ERROR, "cannot create a QP: all %u QP numbers of this "
-			"host are in use (mrcd --max-qps %u)", ctx->pins.max_qps,
-			ctx->pins.max_qps);
-	return err;
 }
 
 /*
@@ -86,18 +69,19 @@ static int draw_local_key(struct mrc_qp *qp)
 }
 
 /*
- * The QP's state: three fresh maps of its own in mrc_rx, mrc_tx and
- * mrc_qp_evs at its slot (replacing what a dead process left), each
- * mapped here. This one call is where mrcd's broker will hand the fds to
- * an unprivileged process; the fds are the interface.
+ * A QP number peers cannot predict (among the host's 1..max_qps, mrcd's
+ * --max-qps) and the QP's state: three fresh maps of its own in mrc_rx,
+ * mrc_tx and mrc_qp_evs at its slot (replacing what a dead process left),
+ * made by this process or by mrcd's broker (host.h), each mapped here.
  */
 static int qp_map_state(struct mrc_qp *qp)
 {
 	struct mrc_qp_state_fds fds;
-	int err = mrc_qp_state_create(&qp->ctx->qpmaps, qp->slot, qp->qpn, &fds);
+	int err = mrc_host_qp_create(qp->ctx, &qp->qpn, &fds);
 
 	if (err)
 		return err;
+	qp->slot = mrc_qpn_to_slot(qp->qpn);
 	qp->rx = mrc_map_state(fds.rx, sizeof(*qp->rx));
 	qp->tx = mrc_map_state(fds.tx, sizeof(*qp->tx));
 	qp->evs = mrc_map_state(fds.evs, sizeof(*qp->evs));
@@ -120,6 +104,8 @@ static void qp_unmap_state(struct mrc_qp *qp)
 static void qp_free(struct mrc_qp *qp)
 {
 	qp_unmap_state(qp);
+	if (qp->log_fd >= 0)
+		close(qp->log_fd);
 	free(qp->sq);
 	free(qp->retx);
 	free(qp->retx_queued);
@@ -166,26 +152,21 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->init = *attr;
 	if (!qp->init.max_sge)
 		qp->init.max_sge = 1;
+	qp->log_fd = -1;
 	err = qp_alloc_queues(qp);
 	if (!err)
 		err = draw_local_key(qp);
 	if (!err)
-		err = claim_qpn(ctx, &qp->qpn);
+		err = qp_map_state(qp);
 	if (err) {
 		qp_free(qp);
 		return mrc_err_ptr(-err);
 	}
-	qp->slot = mrc_qpn_to_slot(qp->qpn);
 	qp->state = MRC_QP_RESET;
 	qp->out_idx = MRC_NOT_LISTED;
-	/* A dead process's QP may have left its inner maps: free them now. */
-	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
-	err = qp_map_state(qp);
-	if (!err)
-		err = mrc_own_add(ctx, qp);
+	err = mrc_own_add(ctx, qp);
 	if (err) {
-		mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
-		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
+		mrc_host_qp_destroy(ctx, qp->slot, qp->qpn);
 		qp_free(qp);
 		return mrc_err_ptr(-err);
 	}
@@ -202,29 +183,23 @@ static void addr_key(const struct sockaddr_in6 *sa, uint8_t key[16])
 	memcpy(key, &sa->sin6_addr, 16);
 }
 
+/* (peer address, peer QP) -> this QP, for TC to know its packets. */
 static int install_peers(struct mrc_qp *qp)
 {
-	struct mrc_peer_key key = { .remote_qpn = qp->attr.dest_qpn };
+	int err = mrc_host_peers_set(qp->ctx, qp->slot, qp->qpn, qp->attr.dest_qpn,
+				     (uint32_t)qp->n_peers, qp->peer_keys);
 
-	for (int i = 0; i < qp->n_peers; i++) {
-		memcpy(key.addr, qp->peer_keys[i], 16);
-		if (bpf_map_update_elem(mrc_map_fd(qp->ctx, MRC_PIN_PEERS), &key, &qp->qpn, BPF_ANY))
-			return -errno;
-	}
-	qp->maps_installed = true;
-	return 0;
+	if (!err)
+		qp->maps_installed = true;
+	return err;
 }
 
 static void remove_peers(struct mrc_qp *qp)
 {
-	struct mrc_peer_key key = { .remote_qpn = qp->attr.dest_qpn };
-
 	if (!qp->maps_installed)
 		return;
-	for (int i = 0; i < qp->n_peers; i++) {
-		memcpy(key.addr, qp->peer_keys[i], 16);
-		bpf_map_delete_elem(mrc_map_fd(qp->ctx, MRC_PIN_PEERS), &key);
-	}
+	mrc_host_peers_clear(qp->ctx, qp->slot, qp->qpn, qp->attr.dest_qpn,
+			     (uint32_t)qp->n_peers, qp->peer_keys);
 	qp->maps_installed = false;
 }
 
@@ -393,8 +368,7 @@ static int to_reset(struct mrc_qp *qp)
  */
 static int resize_send_log(struct mrc_qp *qp)
 {
-	return mrc_qpmaps_publish_log(&qp->ctx->qpmaps, qp->slot, qp->qpn,
-				      (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT);
+	return mrc_qp_new_log(qp, (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT);
 }
 
 static bool transition_allowed(enum mrc_qp_state from, enum mrc_qp_state to)
@@ -506,9 +480,8 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	mrc_qp_publish_state(qp);
 	mrc_qp_unlist(qp);
 	mrc_cc_detach(qp);
-	/* Its state, send log and per-EV counters go (their memory with them). */
-	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
-	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qp->qpn);
+	/* Its state, send log and counters go (their memory with them), then its number. */
+	mrc_host_qp_destroy(ctx, qp->slot, qp->qpn);
 	mrc_own_remove(ctx, qp);
 	qp->init.send_cq->refs--;
 	qp->init.recv_cq->refs--;

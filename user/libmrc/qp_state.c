@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "cc.h"
+#include "host.h"
 #include "cq_mr.h"
 #include "qp_state.h"
 
@@ -37,8 +38,7 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 	for (int i = 0; i < qp->n_peers; i++)
 		memcpy(info.peer_addrs[i], qp->peer_keys[i], 16);
 	__atomic_store_n(&qp->tx->state, (uint32_t)qp->state, __ATOMIC_RELEASE);
-	return bpf_map_update_elem(mrc_map_fd(qp->ctx, MRC_PIN_QPS), &qp->slot, &info,
-				   BPF_ANY) ? -errno : 0;
+	return mrc_host_qp_publish(qp->ctx, qp->slot, &info);
 }
 
 /* ---- error ------------------------------------------------------------- */

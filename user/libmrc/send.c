@@ -718,16 +718,15 @@ static void demote_silent_evs(struct mrc_qp *qp, uint32_t una, uint64_t now)
 {
 	static __thread struct mrc_send_log log;	/* 64 KiB: not on the stack */
 	static __thread uint64_t delivered[MRC_MAX_EVS];
-	struct mrc_context *ctx = qp->ctx;
 	struct mrc_qp_evs *evs;
 	uint32_t blamed = 0, n;
 	uint64_t timeout;
 	int len;
 
-	if (!qp->evs || qp->n_evs == 0)
+	if (!qp->evs || qp->n_evs == 0 || qp->log_fd < 0)
 		return;
 	/* The QP's log (an inner map of its window's size, a power of two). */
-	len = mrc_qpmaps_read_log(mrc_map_fd(ctx, MRC_PIN_SEND_LOG), qp->slot, &log);
+	len = mrc_qpmaps_read_log_fd(qp->log_fd, &log);
 	if (len <= 0)
 		return;
 	n = (uint32_t)len;
