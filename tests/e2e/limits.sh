@@ -161,8 +161,10 @@ lab agent stop 2> /dev/null
 
 # ---- memory: the memory cgroup, and RLIMIT_MEMLOCK -------------------------------
 # A child of our own memory cgroup (v1, or v2 with memory delegated) with a
-# 320 MiB limit: --max-qps 65536 (about 630 MiB of maps) must be refused by
-# name, and --max-qps 64 fits, the verifier's moment at load included.
+# 320 MiB limit: --max-qps 65536 (about 2.1 GiB of maps with every QP's
+# state maps) must be refused by name, and --max-qps 64 fits, the
+# verifier's moment at load included; at 96 MiB the kernel refuses the
+# pinned maps of 65536 QPs (about 126 MiB) where mrcd cannot see the cgroup.
 own_memory_cgroup() {
 	local path base
 	path=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' /proc/self/cgroup)
@@ -201,13 +203,18 @@ else
 	check "nothing pinned" eq "$(ls "$LPINS" 2>/dev/null | wc -l)" 0
 	sed -n 's/^mrcd: /    /p' "$tmp/err" >&2
 	# Where the cgroup is out of sight (a lab host: ip netns exec hides
-	# /sys/fs/cgroup), the kernel refuses the maps, and mrcd says why.
-	sh -c "$IN_CGROUP" sh "$CGROUP" "$LAB_CMD" exec --name "$LAB" h1 -- \
+	# /sys/fs/cgroup), the kernel refuses the maps, and mrcd says why. The
+	# pinned maps alone are about 126 MiB at 65536 QPs (each QP's state
+	# maps come with the QP, ABI 7), which 320 MiB would hold: 96 MiB here.
+	# (A timeout: an mrcd that did start would wait for a signal.)
+	echo $((96 << 20)) > "$CGROUP/$2"
+	sh -c "$IN_CGROUP" sh "$CGROUP" timeout 60 "$LAB_CMD" exec --name "$LAB" h1 -- \
 		"$MRCD" --planes p1 --max-qps 65536 > /dev/null 2> "$tmp/err"
 	check "refused by the kernel: exit 1" eq "$?" 1
 	check "names the limits and the bytes" grep -Eq "the maps for --max-qps 65536 --max-contexts 256 need [0-9.]+ MiB" "$tmp/err"
 	check "and the memory cgroup" has "$tmp/err" "raise the memory cgroup's limit"
 	check "nothing pinned in h1" eq "$(hx h1 sh -c "ls $PINS 2>/dev/null | wc -l")" 0
+	echo $((320 << 20)) > "$CGROUP/$2"
 	# What fits starts in the same cgroup.
 	sh -c "$IN_CGROUP" sh "$CGROUP" nsenter --net="/run/netns/$LAB-h1" \
 		"$MRCD" --planes p1 --pin-dir "$LPINS" --max-qps 64 > /dev/null 2> "$tmp/err" &
