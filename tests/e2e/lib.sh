@@ -90,6 +90,15 @@ link_field() { stats_json | jq -r ".links[] | select(.name==\"$1\") | .$2"; }
 # MRC --------------------------------------------------------------------
 PERF="$ROOT/build/mrc-perf"
 MRCCTL="$ROOT/build/mrcctl"
+# mrc-perf of mrc_up and client runs without privileges (uid 65534: its
+# QPs come from mrcd's broker, docs/SECURITY.md); MRC_PERF_USER=root in a
+# test that needs a root client.
+MRC_PERF_USER=${MRC_PERF_USER:-65534}
+if [ "$MRC_PERF_USER" = root ]; then
+	PERF_AS=()
+else
+	PERF_AS=(setpriv --reuid="$MRC_PERF_USER" --regid="$MRC_PERF_USER" --clear-groups)
+fi
 
 # peer_addrs PLANES HOST...: every plane address (IPv4 and IPv6) of the
 # hosts, comma-separated, for mrcd --peers.
@@ -113,7 +122,7 @@ mrc_up() {
 	shift
 	lab agent start ${1:+--} "$@" > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
 	H2=$(lab addr h2 1)
-	"$LAB_CMD" exec --name "$LAB" h2 "$PERF" server --json \
+	"$LAB_CMD" exec --name "$LAB" h2 "${PERF_AS[@]}" "$PERF" server --json \
 		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &
 	BG_PIDS+=($!)
 	sleep 0.5
@@ -122,7 +131,7 @@ mrc_up() {
 # client ARGS...: one mrc-perf run from h1 to $H2, its JSON in
 # $MRC_TMP/c.json; the exit status is returned and stderr shown on failure.
 client() {
-	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+	lab exec h1 "${PERF_AS[@]}" "$PERF" client "$H2" --json --timeout-s 60 "$@" \
 		> "$MRC_TMP/c.json" 2> "$MRC_TMP/c.err"
 	local rc=$?
 	[ $rc -eq 0 ] || sed 's/^/    client: /' "$MRC_TMP/c.err" >&2

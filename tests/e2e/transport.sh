@@ -92,8 +92,15 @@ end
 
 begin transport.out_of_region
 # The server's region is as large as the largest message: --offset moves
-# every WRITE past its end.
-sessions=$(wc -l < "$tmp/server.json")
+# every WRITE past its end. The count starts once the server has reported
+# the sessions before (its report of the last one may still be on its way).
+sessions=-1
+for ((i = 0; i < 40; i++)); do
+	now=$(wc -l < "$tmp/server.json")
+	[ "$now" = "$sessions" ] && break
+	sessions=$now
+	sleep 0.5
+done
 client --size 4096 --iters 4 --offset 4096
 rc=$?
 check "client fails" eq "$rc" 1

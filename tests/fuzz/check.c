@@ -8,6 +8,7 @@
  * docs/SECURITY.md ("Fuzzing").
  */
 #include <stdarg.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -71,14 +72,46 @@ static int emitted(const struct fz_frame *f)
 }
 
 /*
- * What leaves: never longer than what came in; checksums that were valid
- * stay valid, and a frame the program rebuilt (a new length) has valid
- * ones whatever came in. A UDP checksum of 0 ("none") may stay 0.
+ * An SRv6 envelope TC put on an SRv6 QP's packet (bpf/mrc/srv6.h): the
+ * frame grew by exactly MRC_SRV6_ENCAP_LEN and carries, after Ethernet,
+ * an outer IPv6 header whose next header is a routing header of type SRH.
+ */
+#define FZ_ETH_LEN	14
+static int srv6_wrapped(const struct fz_frame *f)
+{
+	const __u8 *ip = f->out + FZ_ETH_LEN;
+
+	return f->hook == FZ_TC && f->out_len == f->in_len + MRC_SRV6_ENCAP_LEN &&
+	       f->out[12] == 0x86 && f->out[13] == 0xdd && (ip[0] >> 4) == 6 &&
+	       ip[6] == IPPROTO_ROUTING && ip[40 + 2] == MRC_SRV6_ROUTING_TYPE;
+}
+
+/*
+ * What leaves: never longer than what came in (but for an SRv6 envelope,
+ * checked without it: the packet inside follows the same rules);
+ * checksums that were valid stay valid, and a frame the program rebuilt
+ * (a new length) has valid ones whatever came in. A UDP checksum of 0
+ * ("none") may stay 0.
  */
 static void check_output(const struct fz_frame *f, struct fz_report *rep)
 {
-	int rebuilt = f->out_len != f->in_len, in_ip, out_ip, in_udp, out_udp;
+	static __u8 inner[FZ_FRAME_MAX + MRC_SRV6_ENCAP_LEN];
+	struct fz_frame unwrapped;
+	int rebuilt, in_ip, out_ip, in_udp, out_udp;
 
+	if (emitted(f) && srv6_wrapped(f)) {
+		/* The inner packet behind the original Ethernet header. */
+		memcpy(inner, f->out, FZ_ETH_LEN);
+		memcpy(inner + FZ_ETH_LEN, f->out + FZ_ETH_LEN + MRC_SRV6_ENCAP_LEN,
+		       f->out_len - FZ_ETH_LEN - MRC_SRV6_ENCAP_LEN);
+		inner[12] = f->in[12];
+		inner[13] = f->in[13];
+		unwrapped = *f;
+		unwrapped.out = inner;
+		unwrapped.out_len = f->out_len - MRC_SRV6_ENCAP_LEN;
+		f = &unwrapped;
+	}
+	rebuilt = f->out_len != f->in_len;
 	if (f->out_len > f->in_len)
 		fail(rep, "output_not_longer", "%u bytes in, %u out", f->in_len, f->out_len);
 	if (!emitted(f) || (!rebuilt && !memcmp(f->in, f->out, f->in_len)))
