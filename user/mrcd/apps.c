@@ -317,8 +317,13 @@ static int op_hello(struct agent *a, struct app *ap,
 		err = add_fd(ans, open_app_socket(&ap->sock_port));
 	for (size_t i = 0; !err && i < sizeof(shared) / sizeof(shared[0]); i++)
 		err = add_fd(ans, open_read_only(a, shared[i]));
-	if (err)
+	if (err) {
+		/* Nothing half made stays: the client may say HELLO again. */
+		bpf_map_delete_elem(MAP(a, mrc_events), &ap->ctx_slot);
+		unclaim(MAP(a, mrc_ctx_owner), ap->ctx_slot, ap->pid);
+		ap->hello = false;
 		return refuse(ans, err, "cannot set the context up: %s", strerror(-err));
+	}
 	ans->rep.val[0] = ap->ctx_slot;
 	ans->rep.val[1] = a->opt.max_qps;
 	ans->rep.val[2] = a->opt.max_ctx;
