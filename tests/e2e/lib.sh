@@ -21,6 +21,7 @@ lab_cleanup() {
 	local pid
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
 	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null
+	[ -n "$UNPRIV_DIR" ] && rm -rf "$UNPRIV_DIR"
 }
 
 lab() { "$LAB_CMD" "$1" --name "$LAB" "${@:2}"; }
@@ -99,6 +100,19 @@ if [ "$MRC_PERF_USER" = root ]; then
 else
 	PERF_AS=(setpriv --reuid="$MRC_PERF_USER" --regid="$MRC_PERF_USER" --clear-groups)
 fi
+# A tree that user cannot reach (a clone under /root, 0700) has its
+# programs copied to a folder it can, removed at exit (lab_cleanup).
+UNPRIV_DIR=""
+if [ ${#PERF_AS[@]} -gt 0 ] && ! "${PERF_AS[@]}" test -x "$PERF" 2> /dev/null; then
+	UNPRIV_DIR=$(mktemp -d /tmp/mrc-unpriv.XXXXXX) && chmod 755 "$UNPRIV_DIR"
+fi
+# unpriv_bin PATH: where the unprivileged user runs PATH from.
+unpriv_bin() {
+	[ -z "$UNPRIV_DIR" ] && { echo "$1"; return; }
+	install -m 755 "$1" "$UNPRIV_DIR/" && echo "$UNPRIV_DIR/${1##*/}"
+}
+PERF_RUN=$PERF
+[ ${#PERF_AS[@]} -gt 0 ] && PERF_RUN=$(unpriv_bin "$PERF")
 
 # peer_addrs PLANES HOST...: every plane address (IPv4 and IPv6) of the
 # hosts, comma-separated, for mrcd --peers.
@@ -122,7 +136,7 @@ mrc_up() {
 	shift
 	lab agent start ${1:+--} "$@" > /dev/null || { echo "mrcd did not start" >&2; exit 1; }
 	H2=$(lab addr h2 1)
-	"$LAB_CMD" exec --name "$LAB" h2 "${PERF_AS[@]}" "$PERF" server --json \
+	"$LAB_CMD" exec --name "$LAB" h2 "${PERF_AS[@]}" "$PERF_RUN" server --json \
 		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &
 	BG_PIDS+=($!)
 	sleep 0.5
@@ -131,7 +145,7 @@ mrc_up() {
 # client ARGS...: one mrc-perf run from h1 to $H2, its JSON in
 # $MRC_TMP/c.json; the exit status is returned and stderr shown on failure.
 client() {
-	lab exec h1 "${PERF_AS[@]}" "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+	lab exec h1 "${PERF_AS[@]}" "$PERF_RUN" client "$H2" --json --timeout-s 60 "$@" \
 		> "$MRC_TMP/c.json" 2> "$MRC_TMP/c.err"
 	local rc=$?
 	[ $rc -eq 0 ] || sed 's/^/    client: /' "$MRC_TMP/c.err" >&2

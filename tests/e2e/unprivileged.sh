@@ -16,9 +16,13 @@
 . "$(dirname "$0")/lib.sh"
 
 NOBODY=65534
-POKE="$ROOT/build/tests/mrc-broker-poke"
-HOLD="$ROOT/build/tests/mrc-hold-qps"
 AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+# lib.sh's copies when uid 65534 cannot reach the tree.
+[ ${#PERF_AS[@]} -eq 0 ] && UNPRIV_DIR=$(mktemp -d /tmp/mrc-unpriv.XXXXXX) &&
+	chmod 755 "$UNPRIV_DIR"
+PERF_U=$(unpriv_bin "$PERF")
+POKE=$(unpriv_bin "$ROOT/build/tests/mrc-broker-poke")
+HOLD=$(unpriv_bin "$ROOT/build/tests/mrc-hold-qps")
 
 LAB_PREFIX=upv lab_up --hosts 2 --planes 2 --spines 2 --mtu 1500 ||
 	{ echo "[unprivileged.lab_up] FAIL"; exit 1; }
@@ -29,14 +33,14 @@ lab agent start > /dev/null || { echo "[unprivileged.agents] FAIL"; exit 1; }
 H2=$(lab addr h2 1)
 
 # An unprivileged mrc-perf server on h2 (one client after another).
-lab exec h2 "${AS_NOBODY[@]}" "$PERF" server --json > "$tmp/server.json" \
+lab exec h2 "${AS_NOBODY[@]}" "$PERF_U" server --json > "$tmp/server.json" \
 	2> "$tmp/server.err" &
 BG_PIDS+=($!)
 sleep 0.5
 
 # uclient ARGS...: mrc-perf client from h1 to h2 as uid 65534.
 uclient() {
-	lab exec h1 "${AS_NOBODY[@]}" "$PERF" client "$H2" --json --timeout-s 60 "$@" \
+	lab exec h1 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" --json --timeout-s 60 "$@" \
 		> "$tmp/c.json" 2> "$tmp/c.err"
 	local rc=$?
 	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
@@ -77,7 +81,7 @@ end
 begin unprivileged.maps_out_of_reach
 out=$(lab exec h1 "${AS_NOBODY[@]}" bpftool map show pinned /sys/fs/bpf/mrc/mrc_qps 2>&1)
 check "uid $NOBODY cannot open mrc_qps ($out)" test $? -ne 0
-lab exec h1 env MRC_VIA_MRCD=0 "${AS_NOBODY[@]}" "$PERF" client "$H2" \
+lab exec h1 env MRC_VIA_MRCD=0 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" \
 	--size 4096 --iters 1 > /dev/null 2> "$tmp/direct.err"
 check "no direct context as uid $NOBODY" test $? -ne 0
 check "a clear message ($(head -c 300 "$tmp/direct.err"))" \
@@ -151,7 +155,7 @@ lab agent stop > /dev/null
 lab agent start -- --app-group mrcupv > /dev/null
 sock=$(ls /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
 check "the socket's mode and group" eq "$(stat -c %a:%G "$sock")" 660:mrcupv
-lab exec h1 "${AS_NOBODY[@]}" "$PERF" client "$H2" --size 4096 --iters 1 \
+lab exec h1 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" --size 4096 --iters 1 \
 	> /dev/null 2> "$tmp/group.err"
 check "no context for uid $NOBODY outside the group" test $? -ne 0
 check "a clear message ($(head -c 300 "$tmp/group.err"))" \
