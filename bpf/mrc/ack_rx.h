@@ -155,7 +155,7 @@ static __always_inline void emit_completions(struct mrc_tx_state *tx,
 		e->psn = last;
 		e->ev = 0;
 		e->reason = 0;
-		e->pad = 0;
+		e->hold_ns = 0;
 		bpf_ringbuf_submit(e, 0);
 		if (st)
 			st->completions++;
@@ -189,24 +189,45 @@ static __always_inline __u64 nack_min_age(const struct mrc_tx_state *tx,
 }
 
 /*
+ * How long libmrc must hold the resend a NACK of this send asks for: a
+ * resend answering a resend waits until a whole minimum RTT after it, so
+ * NACK-driven sends of one PSN are at most one per RTT (and with them the
+ * window cuts, one per send), while the NACK itself is taken as soon as
+ * nack_min_age() allows. A hold, not a gate: gating such NACKs for a
+ * whole RTT left real re-trims to the retransmission timer (trim.sh's
+ * goodput fell from 8.5 to 1.8 Gb/s); held, they cost at most the rest of
+ * the RTT. A first send's NACK is never held.
+ */
+static __always_inline __u32 resend_hold_ns(const struct mrc_tx_state *tx,
+					    const struct mrc_send_rec *cur, __u64 age)
+{
+	__u64 rtt_min = READ_ONCE(tx->rtt_min_ns);
+
+	if (!(cur->flags & MRC_BTH_F_RETX) || age >= rtt_min)
+		return 0;
+	return (__u32)(rtt_min - age);
+}
+
+/*
  * May a NACK for psn act (resend, window cut, EV feedback)? Once per send
  * of the PSN, and not sooner than nack_min_age() after that send: no
  * answer to a send comes back sooner, so an earlier NACK speaks of an
  * older send, or is forged. The first NACK claims the send with a CAS on
  * the record's head (`nacked`); TC clears the claim when it sends the PSN
- * again. A NACK storm for one PSN thus makes at most one resend per send
- * and two per RTT, and 100 TRIMMED NACKs one window cut.
+ * again. A NACK storm for one PSN thus makes at most one resend per send,
+ * held (*hold_ns, resend_hold_ns()) to one per RTT, and 100 TRIMMED NACKs
+ * one window cut.
  * A PSN in the window without a record of its own has not left the host
  * yet (libmrc counts it sent before TC logs it): no NACK can answer it.
  * (TC logs nothing when no EV is usable: those PSNs are left to the
  * timer.)
  */
 static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
-					__u32 psn)
+					__u32 psn, __u32 *hold_ns)
 {
 	struct mrc_send_rec *rec = send_rec(slot, psn);
 	struct mrc_send_rec cur;
-	__u64 head;
+	__u64 head, age;
 
 	if (!rec)
 		return 0;
@@ -214,10 +235,15 @@ static __always_inline int nack_may_act(struct mrc_tx_state *tx, __u32 slot,
 	cur.head = head;
 	if (cur.psn != psn || cur.nacked)
 		return 0;
-	if (bpf_ktime_get_ns() - READ_ONCE(rec->sent_ns) < nack_min_age(tx, &cur))
+	age = bpf_ktime_get_ns() - READ_ONCE(rec->sent_ns);
+	if (age < nack_min_age(tx, &cur))
 		return 0;
 	cur.nacked = 1;
-	return __sync_val_compare_and_swap(&rec->head, head, cur.head) == head;
+	if (__sync_val_compare_and_swap(&rec->head, head, cur.head) != head)
+		return 0;
+	if (hold_ns)
+		*hold_ns = resend_hold_ns(tx, &cur, age);
+	return 1;
 }
 
 /*
@@ -246,7 +272,7 @@ static __always_inline void renege_una(struct mrc_tx_state *tx,
 	st = qp_stats(slot);
 	if (st)
 		st->sacks_reneged++;
-	if (!nack_may_act(tx, slot, una))
+	if (!nack_may_act(tx, slot, una, NULL))
 		return;		/* its send was just resent or NACKed */
 	emit_loss(info, qpn, una, 0);
 	if (st)
@@ -448,7 +474,7 @@ static __always_inline int handle_nack(struct mrc_pkt *p)
 		return XDP_DROP;	/* consumed */
 	}
 	/* Only the first NACK for a send acts; the others change nothing. */
-	if (!nack_may_act(tx, slot, psn)) {
+	if (!nack_may_act(tx, slot, psn, &evt.hold_ns)) {
 		if (st) {
 			st->nacks_gated++;
 			if (nh->reason == MRC_NACK_TRIMMED ||

@@ -133,7 +133,7 @@ static __always_inline void emit_loss(const struct mrc_qp_info *info, __u32 qpn,
 	e->psn = psn;
 	e->ev = ev;
 	e->reason = 0;
-	e->pad = 0;
+	e->hold_ns = 0;
 	bpf_ringbuf_submit(e, 0);
 }
 

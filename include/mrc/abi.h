@@ -826,7 +826,12 @@ struct mrc_event {
 	__u32	psn;
 	__u32	ev;		/* LOSS: EV the loss was reported on */
 	__u32	reason;		/* LOSS/FATAL: enum mrc_nack_reason, 0 = SACK hole */
-	__u32	pad;
+	/*
+	 * LOSS from a NACK of a resend: how long libmrc holds the next
+	 * resend (ns), so that one PSN leaves at most once per minimum RTT
+	 * whatever NACKs say (ack_rx.h nack_may_act); 0 = resend at once.
+	 */
+	__u32	hold_ns;
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_event, 24);
 

@@ -352,6 +352,9 @@ struct mrc_qp_counters {
 					 * without progress, before the retransmission
 					 * timeout: a lost tail has no later packet
 					 * whose SACK would show it missing */
+	uint64_t resends_held;		/* resends a NACK of a resend asked for, held
+					 * until a minimum RTT after that resend (one
+					 * send of a PSN per RTT, whatever NACKs say) */
 };
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 

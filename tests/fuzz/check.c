@@ -433,6 +433,10 @@ static void check_event(const struct fz_snap *b, const struct fz_snap *a,
 	    (mrc_psn_before(e->psn, tb->snd_una) || !mrc_psn_before(e->psn, ta->snd_nxt)))
 		fail(rep, "loss_in_window", "qp %u: event %u for PSN %u outside [%u, %u)",
 		     e->qpn, e->type, e->psn, tb->snd_una, ta->snd_nxt);
+	/* A hold only on a loss, and never past a minimum RTT. */
+	if (e->hold_ns && (e->type != MRC_EVT_LOSS || e->hold_ns > tb->rtt_min_ns))
+		fail(rep, "resend_hold", "qp %u: event %u held %u ns, minimum RTT %u",
+		     e->qpn, e->type, e->hold_ns, tb->rtt_min_ns);
 }
 
 static void check_ev_event(const struct fz_snap *a, const struct mrc_ev_event *e,

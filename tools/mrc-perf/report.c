@@ -150,7 +150,8 @@ void client_print_json(const struct client *c)
 	       c->o->idle_s);
 	client_print_cc_json(c);
 	json_wait_stats(stdout, &c->cnt);
-	printf(", \"tail_probes\": %" PRIu64, (uint64_t)c->cnt.tail_probes);
+	printf(", \"tail_probes\": %" PRIu64 ", \"resends_held\": %" PRIu64,
+	       (uint64_t)c->cnt.tail_probes, (uint64_t)c->cnt.resends_held);
 	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");

@@ -140,6 +140,13 @@ struct mrc_qp {
 	uint32_t wimm_out;		/* WRITE-IMMs posted, not completed */
 	uint32_t *retx;			/* queue of PSNs to resend */
 	uint32_t retx_head, retx_tail;	/* ring of MRC_WINDOW_MAX */
+	/*
+	 * Resends held until their time (send.c hold_retx): PSN and due time
+	 * (CLOCK_MONOTONIC ns), a ring of MRC_WINDOW_MAX in arrival order.
+	 */
+	uint32_t *held_psn;
+	uint64_t *held_due_ns;
+	uint32_t held_head, held_tail;
 	__u64 *retx_queued;		/* bitmap by psn % window */
 	uint32_t una_seen;		/* snd_una at the last timer check */
 	uint64_t rto_deadline_ns;

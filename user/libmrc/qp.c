@@ -108,6 +108,8 @@ static void qp_free(struct mrc_qp *qp)
 		close(qp->log_fd);
 	free(qp->sq);
 	free(qp->retx);
+	free(qp->held_psn);
+	free(qp->held_due_ns);
 	free(qp->retx_queued);
 	free(qp->imm_val);
 	free(qp->imm_len);
@@ -122,12 +124,14 @@ static int qp_alloc_queues(struct mrc_qp *qp)
 	qp->recv_cap = pow2_at_least(qp->init.max_recv_wr ? qp->init.max_recv_wr : 1);
 	qp->sq = calloc(qp->sq_cap, sizeof(*qp->sq));
 	qp->retx = calloc(MRC_WINDOW_MAX, sizeof(*qp->retx));
+	qp->held_psn = calloc(MRC_WINDOW_MAX, sizeof(*qp->held_psn));
+	qp->held_due_ns = calloc(MRC_WINDOW_MAX, sizeof(*qp->held_due_ns));
 	qp->retx_queued = calloc(MRC_BITMAP_WORDS, sizeof(uint64_t));
 	qp->imm_val = calloc(MRC_WINDOW_MAX, sizeof(uint32_t));
 	qp->imm_len = calloc(MRC_WINDOW_MAX, sizeof(uint32_t));
 	qp->imm_pending = calloc(MRC_BITMAP_WORDS, sizeof(uint64_t));
 	qp->recv_wr = calloc(qp->recv_cap, sizeof(uint64_t));
-	if (!qp->sq || !qp->retx || !qp->retx_queued || !qp->imm_val ||
+	if (!qp->sq || !qp->retx || !qp->held_psn || !qp->held_due_ns || !qp->retx_queued || !qp->imm_val ||
 	    !qp->imm_len || !qp->imm_pending || !qp->recv_wr)
 		return -ENOMEM;
 	return 0;

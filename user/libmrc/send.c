@@ -444,6 +444,38 @@ static void queue_retx(struct mrc_qp *qp, uint32_t psn)
 	qp->retx[qp->retx_tail++ % MRC_WINDOW_MAX] = psn;
 }
 
+/*
+ * A resend that must wait until due_ns (a NACK of a resend: XDP's hold,
+ * ack_rx.h resend_hold_ns). Holds are at most a minimum RTT and arrive in
+ * nearly the order they fall due, so a ring in arrival order will do.
+ */
+static void hold_retx(struct mrc_qp *qp, uint32_t psn, uint64_t due_ns)
+{
+	uint32_t i;
+
+	if (qp->held_tail - qp->held_head >= MRC_WINDOW_MAX) {
+		queue_retx(qp, psn);	/* cannot be: one hold per send */
+		return;
+	}
+	i = qp->held_tail++ % MRC_WINDOW_MAX;
+	qp->held_psn[i] = psn;
+	qp->held_due_ns[i] = due_ns;
+	qp->counters.resends_held++;
+}
+
+/* The held resends whose time has come join the queue. */
+static void release_held(struct mrc_qp *qp, uint64_t now)
+{
+	while (qp->held_head != qp->held_tail) {
+		uint32_t i = qp->held_head % MRC_WINDOW_MAX;
+
+		if (qp->held_due_ns[i] > now)
+			return;
+		queue_retx(qp, qp->held_psn[i]);
+		qp->held_head++;
+	}
+}
+
 static void send_retransmissions(struct mrc_qp *qp, struct tx_batch *b)
 {
 	uint32_t una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
@@ -588,6 +620,9 @@ bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns)
 	probe = probe_deadline_ns(qp);
 	if (tail_probe_due(qp) && probe < *deadline_ns)
 		*deadline_ns = probe;
+	if (qp->held_head != qp->held_tail &&
+	    qp->held_due_ns[qp->held_head % MRC_WINDOW_MAX] < *deadline_ns)
+		*deadline_ns = qp->held_due_ns[qp->held_head % MRC_WINDOW_MAX];
 	return true;
 }
 
@@ -836,6 +871,7 @@ void mrc_tx_reset(struct mrc_qp *qp)
 	qp->msn = qp->wimm_msn = 0;
 	qp->wimm_out = 0;
 	qp->retx_head = qp->retx_tail = 0;
+	qp->held_head = qp->held_tail = 0;
 	memset(qp->retx_queued, 0, MRC_BITMAP_WORDS * sizeof(uint64_t));
 	qp->retries = 0;
 	qp->rto_deadline_ns = 0;
@@ -928,6 +964,8 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	mrc_cc_refresh(qp);
 	b->open = false;	/* this QP's packets start their own datagram */
 	b->burst = burst_of(qp);
+	if (qp->held_head != qp->held_tail)
+		release_held(qp, mrc_now_ns());
 	send_retransmissions(qp, b);
 	send_new(qp, b);
 }
@@ -986,10 +1024,13 @@ static void on_loss(struct mrc_qp *qp, const struct mrc_event *evt)
 	 */
 	if (evt->reason == MRC_NACK_NO_RESOURCE)
 		return;
-	if (mrc_psn_before(evt->psn, qp->snd_nxt)) {
+	if (!mrc_psn_before(evt->psn, qp->snd_nxt))
+		return;
+	if (evt->hold_ns)
+		hold_retx(qp, evt->psn, mrc_now_ns() + evt->hold_ns);
+	else
 		queue_retx(qp, evt->psn);
-		qp->counters.fast_retransmits++;
-	}
+	qp->counters.fast_retransmits++;
 }
 
 static void on_fatal(struct mrc_qp *qp, const struct mrc_event *evt)

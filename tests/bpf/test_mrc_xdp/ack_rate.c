@@ -3,8 +3,10 @@
  * Acknowledgements cannot amplify traffic or hang a transfer (issue 16):
  * a NACK acts (resend event, window cut, EV feedback) once per send of
  * its PSN and not sooner than an eighth of the minimum RTT after a first
- * send, half of it after a resend; the rest are counted in nacks_gated / trim_cuts_gated. A SACKed PSN that a
- * cumulative ack then shows missing loses its bit and is resent.
+ * send, half of it after a resend; the rest are counted in nacks_gated /
+ * trim_cuts_gated. The resend a NACK of a resend asks for is held until a
+ * whole minimum RTT after that resend (the event's hold_ns). A SACKed PSN
+ * that a cumulative ack then shows missing loses its bit and is resent.
  */
 #include "mrc_xdp_test.h"
 
@@ -53,6 +55,7 @@ TEST_CASE(test_nack_storm_one_resend, "mrc.nack_storm_one_resend")
 		n = drain_events();
 		ASSERT_EQ(n, 1, "a NACK storm for one send: one event");
 		expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, reasons[i]);
+		ASSERT_EQ(evq[0].hold_ns, 0, "a first send's resend is not held");
 		q = read_qp_stats(SLOT);
 		ASSERT_EQ(q.rx_nack, STORM, "every NACK in the window is counted");
 		ASSERT_EQ(q.losses, 1, "one loss report");
@@ -134,12 +137,42 @@ TEST_CASE(test_nack_again_after_resend, "mrc.nack_again_after_resend")
 	ASSERT_EQ(drain_events(), 0, "a resend a quarter of an RTT old: gated");
 	ASSERT_EQ(get_rec(1010).nacked, 0, "the resend stays unclaimed");
 
-	/* An RTT after the resend, the resend may be NACKed. */
+	/* An RTT after the resend, the resend may be NACKed, and resent at once. */
 	put_rec(1010, 0, 1, MRC_BTH_F_RETX, get_rec(1010).sent_ns - MIN_RTT_NS);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
 	ASSERT_EQ(drain_events(), 1, "the resend: one NACK acts");
+	ASSERT_EQ(evq[0].hold_ns, 0, "an RTT after the resend: not held");
 	ASSERT_EQ(read_qp_stats(SLOT).nacks_gated, 4, "one gated per step: 4");
+}
+
+/*
+ * A NACK of a resend that acts before a whole minimum RTT has passed
+ * since that resend asks for the next resend with a hold of the rest of
+ * the RTT: one send of a PSN per RTT, whatever NACKs say.
+ */
+TEST_CASE(test_nack_of_resend_held, "mrc.nack_of_resend_held")
+{
+	__u64 sent;
+	__u32 hold;
+	struct run r;
+
+	setup_rtt_qp();
+	sent = mono_ns() - MIN_RTT_NS * 3 / 4;
+	put_rec(1010, 0, 1, MRC_BTH_F_RETX, sent);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 1, "three quarters of an RTT old: the NACK acts");
+	expect_event(0, MRC_EVT_LOSS, 1010, ACK_EV, MRC_NACK_TRIMMED);
+	hold = evq[0].hold_ns;
+	/* The rest of the RTT, from the NACK's time (a little after `sent`). */
+	ASSERT_TRUE(hold > 0 && hold <= MIN_RTT_NS / 4, "held for the rest of the RTT");
+	ASSERT_TRUE(mono_ns() + hold >= sent + MIN_RTT_NS - 1000000,
+		    "released about an RTT after the resend");
+	/* The same age for a first send: no hold. */
+	put_rec(1011, 0, 1, 0, sent);
+	run_nack(1011, RX_CACK, MRC_NACK_TRIMMED, &r);
+	ASSERT_EQ(drain_events(), 1, "a first send's NACK acts");
+	ASSERT_EQ(evq[0].hold_ns, 0, "not held");
 }
 
 /*
