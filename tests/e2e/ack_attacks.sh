@@ -8,7 +8,8 @@
 #    packet rate: a NACK acts once per send of a PSN, and not before an
 #    eighth of the minimum RTT after it (half after a resend;
 #    bpf/mrc/ack_rx.h nack_may_act); the rest are counted (qp_stats
-#    nacks_gated, trim_cuts_gated);
+#    nacks_gated, trim_cuts_gated); a resend a NACK of a resend asks for
+#    waits until a minimum RTT after that resend (resends_held);
 #  - forged SACKs of PSNs never delivered (1% loss on the path) do not
 #    hang the transfer: a cumulative ack that shows a SACKed PSN missing
 #    takes the bit back (XDP, sacks_reneged) and the timer resends a
@@ -56,7 +57,8 @@ transfer() {
 	[ -n "$fpid" ] && SENT=$(jq .sent "$tmp/$name.forge")
 	echo "    $name: $(cj .gbps) Gb/s, ${SECS} s, $WIRE packets on the wire," \
 		"client: $PKTS packets, $RETX resent" \
-		"($(cj .fast_retransmits) on loss reports, $(cj .timeouts) timeouts)," \
+		"($(cj .fast_retransmits) on loss reports, $(cj .resends_held) held," \
+		"$(cj .timeouts) timeouts)," \
 		"$SENT forged" >&2
 }
 

@@ -74,16 +74,16 @@ bpftool_map_bytes() {
 			case $(echo "$j" | jq -r .type) in
 			array_of_maps|hash_of_maps)
 				# The id: as a number (BTF), or 4 little-endian hex bytes.
-				for v in $(bpftool -j map dump pinned "$f" | jq -r ".[] |
+				ids="$ids $(bpftool -j map dump pinned "$f" | jq -r ".[] |
 					.inner_map_id // .formatted.value //
-					(\"0x\" + (.value | reverse | map(ltrimstr(\"0x\")) | join(\"\")))"); do
-					ids="$ids $(printf "%d" "$v")"
-				done;;
+					(\"0x\" + (.value | reverse | map(ltrimstr(\"0x\")) | join(\"\")))" |
+					while read -r v; do printf "%d " "$v"; done)";;
 			esac
 		done
-		for id in $(echo $ids | tr " " "\n" | sort -un); do
-			bpftool -j map show id "$id" | jq .bytes_memlock
-		done' | awk '{ s += $1 } END { print s + 0 }'
+		# One listing of every map, not one bpftool a map: a QP has six.
+		bpftool -j map show | jq --arg ids "$ids" "
+			(\$ids | split(\" \") | map(select(length > 0) | {(.): true}) | add) as \$want |
+			[.[] | select(\$want[.id | tostring]) | .bytes_memlock] | add // 0"'
 }
 
 # --------------------------------------------------------------------------

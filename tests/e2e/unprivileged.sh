@@ -13,14 +13,11 @@
 #   - a context killed with SIGKILL leaves nothing: mrcd takes its QPs,
 #     windows and context slot back;
 #   - mrcd --app-group keeps users outside the group out, with a message.
+NOBODY=65534
+MRC_PERF_USER=$NOBODY	# whatever the caller says: this file is about it
 . "$(dirname "$0")/lib.sh"
 
-NOBODY=65534
-AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
-# lib.sh's copies when uid 65534 cannot reach the tree.
-[ ${#PERF_AS[@]} -eq 0 ] && UNPRIV_DIR=$(mktemp -d /tmp/mrc-unpriv.XXXXXX) &&
-	chmod 755 "$UNPRIV_DIR"
-PERF_U=$(unpriv_bin "$PERF")
+# Run from where uid 65534 can reach them (lib.sh: copies if need be).
 POKE=$(unpriv_bin "$ROOT/build/tests/mrc-broker-poke")
 HOLD=$(unpriv_bin "$ROOT/build/tests/mrc-hold-qps")
 
@@ -29,49 +26,39 @@ LAB_PREFIX=upv lab_up --hosts 2 --planes 2 --spines 2 --mtu 1500 ||
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'lab_cleanup; rm -rf "$tmp"' EXIT
-lab agent start > /dev/null || { echo "[unprivileged.agents] FAIL"; exit 1; }
-H2=$(lab addr h2 1)
+# mrcd on both hosts, an mrc-perf server on h2 as uid 65534 (lib.sh).
+mrc_up "$tmp"
 
-# An unprivileged mrc-perf server on h2 (one client after another).
-lab exec h2 "${AS_NOBODY[@]}" "$PERF_U" server --json > "$tmp/server.json" \
-	2> "$tmp/server.err" &
-BG_PIDS+=($!)
-sleep 0.5
-
-# uclient ARGS...: mrc-perf client from h1 to h2 as uid 65534.
-uclient() {
-	lab exec h1 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" --json --timeout-s 60 "$@" \
-		> "$tmp/c.json" 2> "$tmp/c.err"
-	local rc=$?
-	[ $rc -eq 0 ] || sed 's/^/    client: /' "$tmp/c.err" >&2
-	return $rc
-}
 qps_json() { lab exec "$1" "$MRCCTL" qp list --json; }
 owner_uid() { awk '/^Uid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 begin unprivileged.transfer_verified
-check "the client's transfer" uclient --size 1m --iters 64 --depth 4 --verify
-check "verified" eq "$(jq -r .verified "$tmp/c.json")" true
-check "goodput above 0" awk -v g="$(jq -r .goodput_gbps "$tmp/c.json")" \
-	'BEGIN { exit !(g > 0) }'
+check "the client's transfer" client --size 1m --iters 64 --depth 4 --verify
+check "verified" eq "$(cj .verified)" true
+check "goodput above 0 ($(cj .gbps) Gb/s)" awk -v g="$(cj .gbps)" \
+	'BEGIN { exit !(g + 0 > 0) }'
 end
 
 begin unprivileged.paths_discovered_by_mrcd
 # A slow transfer keeps the QP alive while we look at its EV table.
-uclient --size 4096 --iters 4000 --depth 1 --verify &
+client --size 4096 --iters 4000 --depth 1 --verify &
 cpid=$!
-labelled=0
+labelled=0 uid=""
 for ((i = 0; i < 100; i++)); do
-	qpn=$(qps_json h1 | jq -r '[.[] | select(.state == "RTS")][0].qpn // empty')
-	if [ -n "$qpn" ]; then
+	# The QP and its owner in one look, the owner's uid at once (the
+	# transfer may end soon after).
+	row=$(qps_json h1 | jq -r '[.[] | select(.state == "RTS")][0] // empty |
+		"\(.qpn) \(.owner_pid)"')
+	if [ -n "$row" ]; then
+		qpn=${row% *}
+		uid=$(owner_uid "${row#* }")
 		labelled=$(lab exec h1 "$MRCCTL" ev list --qp "$qpn" --json |
 			jq "[.[] | select(.path > 0)] | length")
-		[ "$labelled" -gt 0 ] && break
+		[ "${labelled:-0}" -gt 0 ] && [ -n "$uid" ] && break
 	fi
 	sleep 0.05
 done
-owner=$(qps_json h1 | jq -r "[.[] | select(.qpn == ${qpn:-0})][0].owner_pid // empty")
-check "the QP's owner runs as uid $NOBODY" eq "$(owner_uid "$owner")" $NOBODY
+check "the QP's owner runs as uid $NOBODY" eq "$uid" $NOBODY
 echo "    QP $qpn: $labelled EVs labelled with a spine" >&2
 check "EVs labelled with a spine ($labelled)" test "${labelled:-0}" -gt 0
 wait $cpid
@@ -79,9 +66,9 @@ check "the client's transfer" eq $? 0
 end
 
 begin unprivileged.maps_out_of_reach
-out=$(lab exec h1 "${AS_NOBODY[@]}" bpftool map show pinned /sys/fs/bpf/mrc/mrc_qps 2>&1)
+out=$(lab exec h1 "${PERF_AS[@]}" bpftool map show pinned /sys/fs/bpf/mrc/mrc_qps 2>&1)
 check "uid $NOBODY cannot open mrc_qps ($out)" test $? -ne 0
-lab exec h1 env MRC_VIA_MRCD=0 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" \
+lab exec h1 env MRC_VIA_MRCD=0 "${PERF_AS[@]}" "$PERF_RUN" client "$H2" \
 	--size 4096 --iters 1 > /dev/null 2> "$tmp/direct.err"
 check "no direct context as uid $NOBODY" test $? -ne 0
 check "a clear message ($(head -c 300 "$tmp/direct.err"))" \
@@ -90,7 +77,7 @@ end
 
 begin unprivileged.broker_refuses_others
 # The victim: a live unprivileged transfer; the attacker: another context.
-uclient --size 4096 --iters 20000 --depth 2 --verify &
+client --size 4096 --iters 20000 --depth 2 --verify &
 cpid=$!
 victim=""
 for ((i = 0; i < 100; i++)); do
@@ -100,7 +87,7 @@ for ((i = 0; i < 100; i++)); do
 done
 check "a live QP to attack" test -n "$victim"
 vqpn=$(echo "$victim" | jq -r .qpn)
-lab exec h1 "${AS_NOBODY[@]}" "$POKE" --victim-slot $((vqpn - 1)) \
+lab exec h1 "${PERF_AS[@]}" "$POKE" --victim-slot $((vqpn - 1)) \
 	--victim-window "$(($(echo "$victim" | jq -r .cc.slot) - 1))" \
 	--victim-peer "$(echo "$victim" | jq -r '.peers[0]')" \
 	--victim-remote-qpn "$(echo "$victim" | jq -r .remote_qpn)" \
@@ -124,12 +111,12 @@ check "the victim QP still RTS" \
 	eq "$(qps_json h1 | jq -r ".[] | select(.qpn == $vqpn) | .state")" RTS
 wait $cpid
 check "the victim's transfer" eq $? 0
-check "verified" eq "$(jq -r .verified "$tmp/c.json")" true
+check "verified" eq "$(cj .verified)" true
 end
 
 begin unprivileged.killed_context_cleaned_up
 before=$(qps_json h1 | jq length)
-lab exec h1 "${AS_NOBODY[@]}" "$HOLD" --count 20 --rts 10 --peer "$H2" \
+lab exec h1 "${PERF_AS[@]}" "$HOLD" --count 20 --rts 10 --peer "$H2" \
 	> "$tmp/hold.out" 2> "$tmp/hold.err" &
 hpid=$!
 for ((i = 0; i < 100; i++)); do
@@ -146,7 +133,7 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.05
 done
 check "no QP left behind" eq "$(qps_json h1 | jq length)" "$before"
-check "a context after the kill" uclient --size 4096 --iters 8 --verify
+check "a context after the kill" client --size 4096 --iters 8 --verify
 end
 
 begin unprivileged.app_group
@@ -155,7 +142,7 @@ lab agent stop > /dev/null
 lab agent start -- --app-group mrcupv > /dev/null
 sock=$(ls /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
 check "the socket's mode and group" eq "$(stat -c %a:%G "$sock")" 660:mrcupv
-lab exec h1 "${AS_NOBODY[@]}" "$PERF_U" client "$H2" --size 4096 --iters 1 \
+lab exec h1 "${PERF_AS[@]}" "$PERF_RUN" client "$H2" --size 4096 --iters 1 \
 	> /dev/null 2> "$tmp/group.err"
 check "no context for uid $NOBODY outside the group" test $? -ne 0
 check "a clear message ($(head -c 300 "$tmp/group.err"))" \

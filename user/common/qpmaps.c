@@ -201,32 +201,32 @@ static void close_state_fds(struct mrc_qp_state_fds *s)
 int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
 			struct mrc_qp_state_fds *out)
 {
+	const struct {
+		const char *prefix;
+		int outer_fd;
+		size_t size;
+		uint32_t type;
+		int *fd;
+	} maps[] = {
+		{ "mrc_rx", m->rx_state_fd, sizeof(struct mrc_rx_state), m->rx_state_type, &out->rx },
+		{ "mrc_tx", m->tx_state_fd, sizeof(struct mrc_tx_state), m->tx_state_type, &out->tx },
+		{ "mrc_evs", m->evs_fd, sizeof(struct mrc_qp_evs), m->evs_type, &out->evs },
+	};
 	char name[BPF_OBJ_NAME_LEN];
-	int fd;
 
 	out->rx = out->tx = out->evs = -1;
-	snprintf(name, sizeof(name), "mrc_rx_%u", qpn);
-	fd = create_state(m, m->rx_state_fd, slot, name, sizeof(struct mrc_rx_state),
-			  m->rx_state_type);
-	if (fd < 0)
-		goto fail;
-	out->rx = fd;
-	snprintf(name, sizeof(name), "mrc_tx_%u", qpn);
-	fd = create_state(m, m->tx_state_fd, slot, name, sizeof(struct mrc_tx_state),
-			  m->tx_state_type);
-	if (fd < 0)
-		goto fail;
-	out->tx = fd;
-	snprintf(name, sizeof(name), "mrc_evs_%u", qpn);
-	fd = create_state(m, m->evs_fd, slot, name, sizeof(struct mrc_qp_evs),
-			  m->evs_type);
-	if (fd < 0)
-		goto fail;
-	out->evs = fd;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(name, sizeof(name), "%s_%u", maps[i].prefix, qpn);
+		*maps[i].fd = create_state(m, maps[i].outer_fd, slot, name, maps[i].size,
+					   maps[i].type);
+		if (*maps[i].fd < 0) {
+			int err = *maps[i].fd;
+
+			close_state_fds(out);
+			return err;
+		}
+	}
 	return 0;
-fail:
-	close_state_fds(out);
-	return fd;
 }
 
 int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot)
