@@ -74,7 +74,8 @@ run_trimmed mid
 trimmed=$(lab_trims mid.1 '^p1-s')
 lasthop_trims=$(lab_trims mid.1 '-h[0-9]+$')
 echo "    $(cj .gbps) Gb/s; spines trimmed $trimmed; h2 XDP sent $NACKS trim NACKs" \
-	"($LASTHOP last hop); h1 XDP took $RX_NACK NACKs, $LOSSES resends, $GATED gated" >&2
+	"($LASTHOP last hop); h1 XDP took $RX_NACK NACKs, $LOSSES resends, $GATED gated;" \
+	"client: $(cj .tx_retransmits) resent, $(cj .resends_held) held to a minimum RTT" >&2
 check "the spines trimmed" between "$trimmed" 1 100000000
 check "no trims at the last hop" eq "$lasthop_trims" 0
 check "the responder's XDP answered trims" between "$NACKS" 1 "$trimmed"
