@@ -137,8 +137,13 @@ check "a context after the kill" client --size 4096 --iters 8 --verify
 end
 
 begin unprivileged.app_group
-groupadd -f mrcupv 2> /dev/null
+has() { echo "$1" | grep -q -- "$2"; }
 lab agent stop > /dev/null
+out=$(lab agent start -- --app-group mrcupv-none 2>&1)
+check "mrcd refuses a group that does not exist" test $? -ne 0
+check "and says so ($out)" has "$out" "no such group"
+lab agent stop > /dev/null 2>&1
+groupadd -f mrcupv 2> /dev/null
 lab agent start -- --app-group mrcupv > /dev/null
 sock=$(ls /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
 check "the socket's mode and group" eq "$(stat -c %a:%G "$sock")" 660:mrcupv

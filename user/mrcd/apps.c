@@ -72,27 +72,32 @@ static int map_fd(const struct agent *a, const struct bpf_map *m)
 
 /* ---- the listening socket ---------------------------------------------- */
 
-/* Mode 0666, or 0660 with the group --app-group names. */
+/* Mode 0666, or 0660 with the group --app-group names; said when it fails. */
 static int restrict_socket(const struct agent *a, const char *path)
 {
 	struct group *g;
 
-	if (!a->opt.app_group)
-		return chmod(path, 0666) ? -errno : 0;
-	g = getgrnam(a->opt.app_group);
-	if (!g) {
-		pr_err("--app-group %s: no such group\n", a->opt.app_group);
-		return -ENOENT;
+	if (!a->opt.app_group) {
+		if (!chmod(path, 0666))
+			return 0;
+	} else {
+		g = getgrnam(a->opt.app_group);
+		if (!g) {
+			pr_err("--app-group %s: no such group (groupadd %s, or leave "
+			       "the option out to let every local user in)\n",
+			       a->opt.app_group, a->opt.app_group);
+			return -ENOENT;
+		}
+		if (!chown(path, 0, g->gr_gid) && !chmod(path, 0660))
+			return 0;
 	}
-	if (chown(path, 0, g->gr_gid) || chmod(path, 0660))
-		return -errno;
-	return 0;
+	pr_err("cannot open %s to applications: %s\n", path, strerror(errno));
+	return -errno;
 }
 
 int apps_listen(struct agent *a)
 {
 	char err[256];
-	int rc;
 
 	if (mrc_broker_sock_path(a->paths.sock_path, a->apps_sock_path,
 				 sizeof(a->apps_sock_path))) {
@@ -104,12 +109,8 @@ int apps_listen(struct agent *a)
 		pr_err("%s\n", err);
 		return -1;
 	}
-	rc = restrict_socket(a, a->apps_sock_path);
-	if (rc) {
-		pr_err("cannot open %s to applications: %s\n", a->apps_sock_path,
-		       strerror(-rc));
+	if (restrict_socket(a, a->apps_sock_path))
 		return -1;
-	}
 	pr_info("applications without privileges connect to %s\n",
 		a->apps_sock_path);
 	return 0;
@@ -148,12 +149,18 @@ static int grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
 	return 0;
 }
 
-/* Delete an owner map's key only while it is still this process's. */
-static void unclaim(int owner_fd, uint32_t key, pid_t pid)
+/* Does the owner map still give key to pid? */
+static bool still_owned(int owner_fd, uint32_t key, pid_t pid)
 {
 	uint32_t owner;
 
-	if (!bpf_map_lookup_elem(owner_fd, &key, &owner) && owner == (uint32_t)pid)
+	return !bpf_map_lookup_elem(owner_fd, &key, &owner) && owner == (uint32_t)pid;
+}
+
+/* Delete an owner map's key only while it is still this process's. */
+static void unclaim(int owner_fd, uint32_t key, pid_t pid)
+{
+	if (still_owned(owner_fd, key, pid))
 		bpf_map_delete_elem(owner_fd, &key);
 }
 
@@ -176,9 +183,16 @@ static void destroy_qp(const struct agent *a, struct app *ap, struct app_qp *q)
 	struct mrc_qp_info reset = {};
 
 	clear_peers(a, q);
-	bpf_map_update_elem(MAP(a, mrc_qps), &q->slot, &reset, BPF_ANY);
-	mrc_qpmaps_remove(&a->qpmaps, q->slot);
-	unclaim(MAP(a, mrc_qp_owner), q->qpn, ap->pid);
+	/*
+	 * Once the process is gone, a process that claims slots itself may
+	 * have taken the number over (its owner dead): then the slot is not
+	 * ours to clear any more.
+	 */
+	if (still_owned(MAP(a, mrc_qp_owner), q->qpn, ap->pid)) {
+		bpf_map_update_elem(MAP(a, mrc_qps), &q->slot, &reset, BPF_ANY);
+		mrc_qpmaps_remove(&a->qpmaps, q->slot);
+		bpf_map_delete_elem(MAP(a, mrc_qp_owner), &q->qpn);
+	}
 	*q = ap->qps[--ap->n_qps];
 }
 
@@ -186,8 +200,10 @@ static void release_window(const struct agent *a, struct app *ap, uint32_t i)
 {
 	uint32_t slot = ap->windows[i];
 
-	bpf_map_delete_elem(MAP(a, mrc_cc_view), &slot);
-	unclaim(MAP(a, mrc_cc_owner), slot, ap->pid);
+	if (still_owned(MAP(a, mrc_cc_owner), slot, ap->pid)) {
+		bpf_map_delete_elem(MAP(a, mrc_cc_view), &slot);
+		bpf_map_delete_elem(MAP(a, mrc_cc_owner), &slot);
+	}
 	ap->windows[i] = ap->windows[--ap->n_windows];
 }
 
@@ -198,9 +214,9 @@ static void app_free(struct agent *a, struct app *ap)
 		destroy_qp(a, ap, &ap->qps[ap->n_qps - 1]);
 	while (ap->n_windows)
 		release_window(a, ap, ap->n_windows - 1);
-	if (ap->hello) {
+	if (ap->hello && still_owned(MAP(a, mrc_ctx_owner), ap->ctx_slot, ap->pid)) {
 		bpf_map_delete_elem(MAP(a, mrc_events), &ap->ctx_slot);
-		unclaim(MAP(a, mrc_ctx_owner), ap->ctx_slot, ap->pid);
+		bpf_map_delete_elem(MAP(a, mrc_ctx_owner), &ap->ctx_slot);
 		pr_info("context %u of pid %d closed\n", ap->ctx_slot, (int)ap->pid);
 	}
 	free(ap->qps);
