@@ -24,6 +24,7 @@
 
 #include "cc.h"
 #include "common/ev_state.h"
+#include "common/data_socket.h"
 #include "discover.h"
 #include "host.h"
 #include "progress.h"
@@ -139,31 +140,6 @@ static int configure_socket(struct mrc_context *ctx)
 	return 0;
 }
 
-/* One dual-stack UDP socket of our own, bound to a port the kernel picks. */
-static int open_socket(struct mrc_context *ctx)
-{
-	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
-	int off = 0, size = 8 << 20, rcv_size = 64 << 20;
-
-	ctx->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (ctx->sock < 0)
-		return -errno;
-	setsockopt(ctx->sock, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	/*
-	 * Room for every QP's whole window at once: when the process is off
-	 * the CPU for a few ms, a full socket would drop packets, which the
-	 * sender must take for losses on the paths that carried them and
-	 * demote good EVs. 64 MiB (a cap, not an allocation) holds 4096
-	 * 9000-byte packets at the kernel's accounting of about 2x. (mrcd
-	 * sizes a brokered context's socket the same: user/mrcd/apps.c.)
-	 */
-	setsockopt(ctx->sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcv_size, sizeof(rcv_size));
-	setsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
-	if (bind(ctx->sock, (struct sockaddr *)&addr, sizeof(addr)))
-		return -errno;
-	return 0;
-}
-
 /* A privileged process: the pinned maps, a ring and a socket of its own. */
 static int open_direct(struct mrc_context *ctx)
 {
@@ -173,8 +149,13 @@ static int open_direct(struct mrc_context *ctx)
 		err = alloc_qp_slots(ctx);
 	if (!err)
 		err = claim_event_ring(ctx);
-	if (!err)
-		err = open_socket(ctx);
+	if (!err) {
+		ctx->sock = mrc_data_socket_open();
+		if (ctx->sock < 0) {
+			err = ctx->sock;
+			ctx->sock = -1;
+		}
+	}
 	return err;
 }
 

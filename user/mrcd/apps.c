@@ -31,6 +31,7 @@
 
 #include "common/broker.h"
 #include "common/claim.h"
+#include "common/data_socket.h"
 #include "common/path_probe.h"
 #include "common/pins.h"
 #include "common/qpmaps.h"
@@ -62,13 +63,7 @@ struct app {
 	long long discover_refill_ms;
 };
 
-static int map_fd(const struct agent *a, const struct bpf_map *m)
-{
-	(void)a;
-	return bpf_map__fd(m);
-}
-
-#define MAP(a, name) map_fd(a, (a)->skel->maps.name)
+#define MAP(a, name) bpf_map__fd((a)->skel->maps.name)
 
 /* ---- the listening socket ---------------------------------------------- */
 
@@ -265,26 +260,19 @@ static int open_read_only(const struct agent *a, enum mrc_pin id)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The context's UDP socket: made here so its buffers can be forced. */
+/* The context's UDP socket, made here so its buffers can be forced; its port. */
 static int open_app_socket(uint16_t *port)
 {
-	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 addr;
 	socklen_t len = sizeof(addr);
-	int off = 0, size = 8 << 20, rcv_size = 64 << 20;
-	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int err, fd = mrc_data_socket_open();
 
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	/* What libmrc asks for a process that may (context.c open_socket). */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv_size, sizeof(rcv_size));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    getsockname(fd, (struct sockaddr *)&addr, &len)) {
-		int e = -errno;
-
+		return fd;
+	if (getsockname(fd, (struct sockaddr *)&addr, &len)) {
+		err = -errno;
 		close(fd);
-		return e;
+		return err;
 	}
 	*port = ntohs(addr.sin6_port);
 	return fd;
