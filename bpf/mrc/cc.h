@@ -119,15 +119,25 @@ static __always_inline void cc_run(struct mrc_nscc *s, const struct cc_input *in
 /*
  * libmrc sleeps when the window is full and sets `waiting`; the first ack
  * that frees room clears it and wakes the context through its event ring.
+ * "Room" is what libmrc asked for (wake_acked): each wake costs the
+ * sleeper a ring notification and a context switch, so a sender the
+ * responder's window holds sleeps until a share of it is free. A trim or
+ * a loss (`urgent`) wakes it at once: there is a resend to make.
  */
-static __always_inline void cc_wake(struct mrc_cc_view *v, __u32 ctx, __u32 qpn)
+static __always_inline void cc_wake(struct mrc_cc_view *v, __u32 ctx, __u32 qpn,
+				    bool urgent)
 {
 	struct mrc_event evt = { .type = MRC_EVT_WINDOW, .qpn = qpn };
-	void *ring = bpf_map_lookup_elem(&mrc_events, &ctx);
+	void *ring;
 	struct mrc_ctl_stats *cs;
 
-	if (!READ_ONCE(v->waiting) || __sync_val_compare_and_swap(&v->waiting, 1, 0) != 1)
+	if (!READ_ONCE(v->waiting))
 		return;
+	if (!urgent && READ_ONCE(v->acked_bytes) < READ_ONCE(v->wake_acked))
+		return;
+	if (__sync_val_compare_and_swap(&v->waiting, 1, 0) != 1)
+		return;
+	ring = bpf_map_lookup_elem(&mrc_events, &ctx);
 	if (!ring || bpf_ringbuf_output(ring, &evt, sizeof(evt), 0))
 		count_drop(MRC_DROP_RING_FULL);
 	cs = ctl_stats();
@@ -178,7 +188,7 @@ __noinline int mrc_cc_update(__u64 who, __u64 una_range, __u64 rtt, __u64 counts
 	cc_run(&cs->nscc, &in, now, v);
 	bpf_spin_unlock(&cs->lock);
 	if (in.acked || in.trims)
-		cc_wake(v, (__u32)(who >> 32) & 0xffff, qpn);
+		cc_wake(v, (__u32)(who >> 32) & 0xffff, qpn, in.trims || in.losses);
 	return 0;
 }
 

@@ -175,7 +175,14 @@ struct mrc_cc_view {
 	/* libmrc's, per progress round (XDP clears waiting when it wakes it). */
 	__u32	inflight;	/* bytes in flight to the destination (libmrc) */
 	__u32	waiting;	/* libmrc sleeps on a full window: XDP wakes it */
-	__u32	_pad1[14];
+	/*
+	 * While waiting: the acked_bytes an ack must reach to wake it (a
+	 * sender held by the responder's window wakes once a share of it is
+	 * free, not on every SACK); a trim or a loss wakes it at once. 0 (or
+	 * anything already reached): the next ack.
+	 */
+	__u64	wake_acked;
+	__u32	_pad1[12];
 };
 MRC_ABI_ASSERT_SIZE(struct mrc_cc_view, 35 * MRC_CACHE_LINE);
 MRC_ABI_ASSERT_LINE(struct mrc_cc_view, inflight);

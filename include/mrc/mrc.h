@@ -317,6 +317,7 @@ struct mrc_wait_stats {
 	uint64_t pace_sleeps;		/* sleeps until a pacing deadline */
 	uint64_t spin_limit_ns;		/* the spin budget now (adaptive) */
 	uint64_t yields;		/* sched_yield() calls while spinning */
+	uint64_t socket_full_sleeps;	/* sleeps until the full data socket had room */
 };
 
 struct mrc_qp_counters {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How libmrc waits and acknowledges (issue 15), by its counters, not by
 # the clock: an idle connected QP sleeps (both ends) instead of polling,
-# and a responder answers the ack requests of a receive batch with one
-# SACK. The CPU these save is the benchmark's to measure (tools/bench).
+# a responder answers the ack requests of a receive batch with one SACK,
+# and a sender held by the responder's window sleeps until a share of it
+# is acked. The CPU these save is the benchmark's to measure (tools/bench).
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=wts lab_up --hosts 2 --planes 2 --spines 2
@@ -56,4 +57,26 @@ check "some requests coalesced" test "$coalesced" -gt 0
 check "fewer SACKs than WRITEs" test "$sent" -lt 4096
 check "every request answered (sent + coalesced >= 4096)" \
 	test $((sent + coalesced)) -ge 4096
+end
+
+# A sender held by the responder's window: h1's links at 500 Mb/s, so the
+# window fills with packets queued at the shapers. It must sleep until a
+# share of what is out is acked (view.wake_acked): neither poll (yields:
+# a QP without pacing once took a pace deadline long past for work and
+# never slept) nor wake on every SACK the responder sends.
+begin waits.window_full_sleeps
+for p in 1 2; do lab fault "p$p-h1" rate 500mbit > /dev/null; done
+check "128 MiB through 2 x 500 Mb/s" client --size 4m --bytes 128m --verify
+check "verified" eq "$(cj .verified)" true
+echo "    client's waits: $(jq -c .wait "$MRC_TMP/c.json")" >&2
+check "client slept" test "$(cj .wait.sleeps)" -ge 1
+check "client hardly polled (< 10000 idle rounds: $(cj .wait.spins))" \
+	test "$(cj .wait.spins)" -lt 10000
+check "client hardly yielded (< 1000: $(cj .wait.yields))" test "$(cj .wait.yields)" -lt 1000
+check "server reported" wait_server_line 3
+sacks=$(sj 3 .sacks_sent)
+woken=$(cj .wait.woken)
+check "client woken less than once per 4 SACKs ($woken woken, $sacks SACKs)" \
+	test $((woken * 4)) -lt "$sacks"
+for p in 1 2; do lab fault "p$p-h1" clear > /dev/null; done
 end

@@ -232,6 +232,8 @@ static struct mrc_cc_group *new_group(struct mrc_context *ctx, const uint8_t *pe
 	g->inflight = 0;
 	g->pacing = p->algo == MRC_CC_NSCC && !(p->flags & MRC_CC_F_NO_PACING);
 	g->pace_next_ns = 0;
+	g->ack_unit = p->mtu ? p->mtu : 1;	/* as XDP counts (bpf/mrc/cc.h) */
+	g->armed = false;
 	return g;
 }
 
@@ -457,13 +459,16 @@ void mrc_cc_sent(struct mrc_qp *qp)
 
 /*
  * When a QP with packets queued waits only for its pace (its window has
- * room), the time the pace lets the next one go.
+ * room), the time the pace lets the next one go. None without pacing: a
+ * window without a pace (no NSCC) would otherwise give a deadline long
+ * past, and its context, held by the responder's window, would never
+ * sleep.
  */
 bool mrc_cc_pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
 {
 	const struct mrc_cc_group *g = qp->cc;
 
-	if (!g || !g->inflight || qp->state != MRC_QP_RTS ||
+	if (!g || !g->pacing || !g->inflight || qp->state != MRC_QP_RTS ||
 	    qp->sq_send == qp->sq_tail || !window_has_room(g, qp->attr.path_mtu))
 		return false;
 	*deadline_ns = g->pace_next_ns;
@@ -472,15 +477,32 @@ bool mrc_cc_pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns)
 
 /* ---- waking a sleeping context ----------------------------------------- */
 
-/* Ask XDP for a WINDOW event on the next ack of the QP's window. */
-void mrc_cc_arm_wakeup(struct mrc_qp *qp)
+/*
+ * Ask XDP for a WINDOW event once the acks of the QP's window reach
+ * `after_packets` more packets (0: the next ack); a trim or a loss wakes
+ * at once. QPs of one window arming for the same sleep get the soonest.
+ */
+void mrc_cc_arm_wakeup(struct mrc_qp *qp, uint32_t after_packets)
 {
-	if (qp->cc)
-		__atomic_store_n(&qp->cc->view->waiting, 1, __ATOMIC_SEQ_CST);
+	struct mrc_cc_group *g = qp->cc;
+	uint64_t at;
+
+	if (!g)
+		return;
+	at = __atomic_load_n(&g->view->acked_bytes, __ATOMIC_RELAXED) +
+	     (uint64_t)after_packets * g->ack_unit;
+	if (g->armed && g->wake_at <= at)
+		return;
+	g->armed = true;
+	g->wake_at = at;
+	__atomic_store_n(&g->view->wake_acked, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->view->waiting, 1, __ATOMIC_SEQ_CST);
 }
 
 void mrc_cc_disarm_wakeups(struct mrc_context *ctx)
 {
-	for (uint32_t i = 0; i < ctx->n_cc; i++)
+	for (uint32_t i = 0; i < ctx->n_cc; i++) {
 		__atomic_store_n(&ctx->cc[i]->view->waiting, 0, __ATOMIC_RELAXED);
+		ctx->cc[i]->armed = false;
+	}
 }

@@ -33,7 +33,7 @@ void mrc_cc_sent(struct mrc_qp *qp);
 
 /* Before the context sleeps (progress.c). */
 bool mrc_cc_pace_deadline(struct mrc_qp *qp, uint64_t *deadline_ns);
-void mrc_cc_arm_wakeup(struct mrc_qp *qp);
+void mrc_cc_arm_wakeup(struct mrc_qp *qp, uint32_t after_packets);
 void mrc_cc_disarm_wakeups(struct mrc_context *ctx);
 
 #endif /* MRC_CC_H */

@@ -89,6 +89,9 @@ struct mrc_cc_group {
 	uint64_t inflight;		/* bytes, summed over those QPs */
 	bool pacing;			/* spread new packets over the RTT */
 	uint64_t pace_next_ns;		/* the next paced packet's departure */
+	uint32_t ack_unit;		/* bytes XDP counts per acked packet (profile MTU) */
+	bool armed;			/* asked for a wakeup in this sleep, at wake_at */
+	uint64_t wake_at;		/* acked bytes that end it (view.wake_acked) */
 	struct mrc_cc_view *view;	/* its own map in mrc_cc_view, mmapped */
 	struct mrc_qp_fifo waiters;	/* QPs the window held back (progress.c) */
 };
@@ -251,6 +254,14 @@ struct mrc_context {
 	uint64_t spin_limit_ns;
 	unsigned int deaf_rounds;	/* rounds in a row that read nothing */
 	bool woke_from_sleep;		/* the spell's last spin began at a wakeup */
+	/*
+	 * The data socket refused a send (its send buffer is full: the
+	 * packets wait in a qdisc below a slower link). Until it has room
+	 * again (writable: half its buffer free), sends wait and do not keep
+	 * the context awake: each round asks the socket (progress.c), the
+	 * idle wait sleeps on EPOLLOUT.
+	 */
+	bool sock_full;
 	struct mrc_wait_stats wait;
 
 	/* congestion windows (cc.c) */

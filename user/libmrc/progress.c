@@ -11,6 +11,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -105,6 +108,21 @@ int mrc_progress_open_ring(struct mrc_context *ctx)
 	return 0;
 }
 
+/*
+ * The data socket's readiness the idle wait sleeps on: a packet in, and
+ * while the socket is full, room to send (see ctx->sock_full). A UDP
+ * socket has room nearly always, so EPOLLOUT is asked only then.
+ */
+static int watch_socket(struct mrc_context *ctx, bool room_too)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | (room_too ? EPOLLOUT : 0),
+		.data.fd = ctx->sock,
+	};
+
+	return epoll_ctl(ctx->idle_epfd, EPOLL_CTL_MOD, ctx->sock, &ev);
+}
+
 /* The event ring and the socket: what can end an idle sleep. */
 int mrc_progress_open_waits(struct mrc_context *ctx)
 {
@@ -171,6 +189,9 @@ static bool lists_want_cpu(struct mrc_context *ctx)
 /* Does any QP of the context need the CPU now (sends, resends, SACKs)? */
 static bool context_wants_cpu(struct mrc_context *ctx)
 {
+	/* Everything left to do is a send the full socket refuses. */
+	if (ctx->sock_full)
+		return false;
 	if (!visits_all(ctx))
 		return lists_want_cpu(ctx);
 	for (uint32_t i = 0; i < ctx->n_own; i++) {
@@ -183,6 +204,15 @@ static bool context_wants_cpu(struct mrc_context *ctx)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The pace's deadline of a QP that waits for it, not for the responder's
+ * window (an ack, which wakes the sleep by itself).
+ */
+static bool waits_for_pace(struct mrc_qp *qp, uint64_t *deadline_ns)
+{
+	return !mrc_tx_peer_window_full(qp) && mrc_cc_pace_deadline(qp, deadline_ns);
 }
 
 /*
@@ -202,7 +232,7 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 	for (uint32_t i = 0; i < ctx->n_cc && !all; i++) {
 		struct mrc_qp *qp = ctx->cc[i]->waiters.head;
 
-		if (!qp || !mrc_cc_pace_deadline(qp, &deadline))
+		if (!qp || !waits_for_pace(qp, &deadline))
 			continue;
 		if (deadline <= now + PACE_SPIN_NS)
 			return 0;
@@ -214,7 +244,7 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 	for (uint32_t i = 0; i < n; i++) {
 		struct mrc_qp *qp = all ? ctx->own[i] : ctx->out[i];
 
-		if (mrc_cc_pace_deadline(qp, &deadline)) {
+		if (waits_for_pace(qp, &deadline)) {
 			if (deadline <= now + PACE_SPIN_NS)
 				return 0;
 			if (deadline - now < sleep_ns) {
@@ -224,7 +254,7 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 		}
 		if (!mrc_tx_deadline(qp, &deadline))
 			continue;
-		mrc_cc_arm_wakeup(qp);
+		mrc_cc_arm_wakeup(qp, mrc_tx_wake_after(qp));
 		if (deadline <= now)
 			return 0;
 		if (sleep_ns > CC_MAX_SLEEP_NS)
@@ -262,7 +292,7 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 	struct epoll_event ev[4];
 	struct timespec ts;
 	uint64_t sleep_ns, slept;
-	bool paced;
+	bool paced, full;
 	int n;
 
 	if (ctx->idle_epfd < 0 || context_wants_cpu(ctx))
@@ -275,8 +305,15 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 	}
 	ts.tv_sec = (time_t)(sleep_ns / 1000000000ull);
 	ts.tv_nsec = (long)(sleep_ns % 1000000000ull);
+	full = ctx->sock_full && !watch_socket(ctx, true);
 	n = epoll_pwait2(ctx->idle_epfd, ev, 4, &ts, NULL);
 	mrc_cc_disarm_wakeups(ctx);
+	if (full) {
+		/* Woken or not, the next round tries the socket again. */
+		watch_socket(ctx, false);
+		ctx->sock_full = false;
+		ctx->wait.socket_full_sleeps++;
+	}
 	slept = mrc_now_ns() - now;
 	ctx->wait.sleeps++;
 	ctx->wait.sleep_ns += slept;
@@ -505,10 +542,29 @@ static bool drive_listed(struct mrc_context *ctx)
 	return serve_waiters(ctx) || busy;
 }
 
+/*
+ * A full data socket (ctx->sock_full) takes sends again once it is
+ * writable: one poll a round while it is full, none otherwise.
+ */
+static void check_socket_room(struct mrc_context *ctx)
+{
+	int queued = 0, sndbuf = 0;
+	socklen_t len = sizeof(sndbuf);
+
+	if (!ctx->sock_full)
+		return;
+	if (ioctl(ctx->sock, SIOCOUTQ, &queued) ||
+	    getsockopt(ctx->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) ||
+	    queued <= sndbuf - sndbuf / 8)
+		ctx->sock_full = false;
+}
+
 /* Drive the QPs of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
 	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
+
+	check_socket_room(ctx);
 
 	input |= mrc_rx_progress(ctx) > 0;
 	/* The receive batch's SACKs go now, not after every QP's sends. */

@@ -180,8 +180,11 @@ int mrc_rx_flush_acks(struct mrc_context *ctx)
 	while (sent < b->n) {
 		int r = sendmmsg(ctx->sock, b->msgs + sent, b->n - sent, 0);
 
-		if (r <= 0)
+		if (r <= 0) {
+			if (r < 0)
+				mrc_note_send_refused(ctx, errno);
 			break;
+		}
 		for (int m = sent; m < sent + r; m++)
 			b->qp[m]->counters.sacks_sent++;
 		sent += r;

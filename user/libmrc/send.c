@@ -393,8 +393,11 @@ static bool flush_batch(struct mrc_context *ctx, struct tx_batch *b)
 			b->qp[sent]->counters.gso_fallbacks++;
 			b->burst = 1;
 		}
-		if (r <= 0)
+		if (r <= 0) {
+			if (r < 0)
+				mrc_note_send_refused(ctx, errno);
 			break;
+		}
 		for (int m = sent; m < sent + r; m++)
 			b->qp[m]->counters.tx_gso_sends += b->count[m] > 1;
 		sent += r;
@@ -569,6 +572,31 @@ static bool peer_window_full(const struct mrc_qp *qp)
 	uint32_t psn = qp->sq[qp->sq_send & (qp->sq_cap - 1)].first_psn + qp->sq_next_pkt;
 
 	return psn - una >= (uint32_t)qp->attr.mpr_units * MRC_MPR_UNIT;
+}
+
+bool mrc_tx_peer_window_full(const struct mrc_qp *qp)
+{
+	return qp->sq_send != qp->sq_tail && peer_window_full(qp);
+}
+
+/*
+ * New packets held back by the responder's window can wait until a
+ * quarter of what is out has been acked: waking on every SACK to send the
+ * few packets it freed costs a ring notification and a context switch
+ * per SACK, the window stays three quarters full, and acks of that many
+ * are sure to come (or a loss, which wakes at once). Anything else (a
+ * congestion window, completions) wants the next ack.
+ */
+#define WAKE_SHARE_OF_OUT	4u
+
+uint32_t mrc_tx_wake_after(const struct mrc_qp *qp)
+{
+	uint32_t una;
+
+	if (!mrc_tx_peer_window_full(qp))
+		return 0;
+	una = __atomic_load_n(&qp->tx->snd_una, __ATOMIC_ACQUIRE);
+	return (qp->snd_nxt - una) / WAKE_SHARE_OF_OUT;
 }
 
 /*
@@ -958,8 +986,13 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	if (qp->state != MRC_QP_RTS)
 		return;
 	b = round_batch(qp->ctx);
-	/* A full socket stops the round's sending (its resends wait their turn). */
-	if (!b || b->socket_full)
+	/*
+	 * A full socket stops the round's sending (its resends wait their
+	 * turn), and the next rounds' until it has room again (progress.c):
+	 * trying on while a qdisc below drains would refuse most batches, each
+	 * a syscall and a batch of packets requeued.
+	 */
+	if (!b || b->socket_full || qp->ctx->sock_full)
 		return;
 	mrc_cc_refresh(qp);
 	b->open = false;	/* this QP's packets start their own datagram */

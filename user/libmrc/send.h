@@ -37,6 +37,10 @@ enum mrc_tx_need {
 enum mrc_tx_need mrc_tx_need(const struct mrc_qp *qp);
 /* What the progress engine asks before it lets the context sleep. */
 bool mrc_tx_wants_cpu(struct mrc_qp *qp);
+/* New packets queued, held back by the responder's window (not the pace). */
+bool mrc_tx_peer_window_full(const struct mrc_qp *qp);
+/* Acked packets a sleeping QP can wait for before it has work (0: any ack). */
+uint32_t mrc_tx_wake_after(const struct mrc_qp *qp);
 bool mrc_tx_deadline(const struct mrc_qp *qp, uint64_t *deadline_ns);
 
 #endif /* MRC_SEND_H */

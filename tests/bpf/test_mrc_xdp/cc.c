@@ -789,6 +789,49 @@ TEST_CASE(test_cc_wakeup, "mrc.cc_wakeup")
 	expect_drops(&want_drops);
 }
 
+/*
+ * A sender the responder's window holds sleeps until a share of what is
+ * out has been acked (view.wake_acked, libmrc's mrc_tx_wake_after): SACKs
+ * below it leave it asleep without an event, the one that reaches it
+ * wakes it, and a trim wakes it at once whatever it asked for.
+ */
+TEST_CASE(test_cc_wakeup_after_share, "mrc.cc_wakeup_after_share")
+{
+	struct mrc_nscc_params p = cc_test_params();
+	struct mrc_cc_view v;
+	__u32 zero = 0;
+	struct run r;
+
+	setup_cc(&p, CC_SLOT_K, CC_K, 1);
+	ASSERT_EQ(bpf_map_update_elem(MFD(mrc_events), &zero, &ring_fd, BPF_ANY), 0,
+		  "ring at context 0");
+	drain_events();
+	v = get_view(CC_K);
+	v.waiting = 1;
+	v.wake_acked = v.acked_bytes + 3 * p.mtu;	/* three packets on */
+	put_view(CC_K, &v);
+	run_cc_sack(RX_CACK, 0, 1ULL << 1, 1001, MRC_M_NONE, &r);
+	ASSERT_EQ(get_view(CC_K).acked_bytes, v.acked_bytes + p.mtu, "one packet acked");
+	ASSERT_EQ(get_view(CC_K).waiting, 1, "one of three: still asleep");
+	ASSERT_EQ(drain_events(), 0, "below wake_acked: no WINDOW event");
+
+	run_cc_sack(RX_CACK, 0, 1ULL << 1 | 1ULL << 3 | 1ULL << 5, 1005, MRC_M_NONE, &r);
+	ASSERT_EQ(get_view(CC_K).acked_bytes, v.acked_bytes + 3 * p.mtu, "three acked");
+	ASSERT_EQ(get_view(CC_K).waiting, 0, "wake_acked reached: woken");
+	ASSERT_EQ(drain_events(), 1, "one event");
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0);
+
+	v = get_view(CC_K);
+	v.waiting = 1;
+	v.wake_acked = v.acked_bytes + 100 * p.mtu;
+	put_view(CC_K, &v);
+	run_nack(1010, RX_CACK, MRC_NACK_TRIMMED, &r);
+	expect_xdp_drop(&r);
+	ASSERT_EQ(get_view(CC_K).waiting, 0, "trim: woken whatever it asked");
+	ASSERT_EQ(drain_events(), 2, "trim: WINDOW and LOSS");
+	expect_event(0, MRC_EVT_WINDOW, 0, 0, 0);
+}
+
 /* Copies of every window, to check that a run left them all alone. */
 static struct mrc_cc_state cc_snap[MRC_MAX_CC];
 static struct mrc_cc_view view_snap[MRC_MAX_CC];
