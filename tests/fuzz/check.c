@@ -238,9 +238,9 @@ static void check_lib_words(const struct fz_qp_snap *b, const struct fz_qp_snap 
 	if (a->rx.sack_pending > 1 || (b->rx.sack_pending && !a->rx.sack_pending))
 		fail(rep, "lib_words", "qp %u: sack_pending %u -> %u", qpn,
 		     b->rx.sack_pending, a->rx.sack_pending);
-	if (a->view.inflight != b->view.inflight ||
+	if (a->view.inflight != b->view.inflight || a->view.wake_acked != b->view.wake_acked ||
 	    (a->view.waiting && a->view.waiting != b->view.waiting))
-		fail(rep, "lib_words", "qp %u: window inflight/waiting written", qpn);
+		fail(rep, "lib_words", "qp %u: window inflight/waiting/wake_acked written", qpn);
 }
 
 /* ---- the EV table --------------------------------------------------------------- */

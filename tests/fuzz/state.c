@@ -374,6 +374,9 @@ static void write_window(struct fz_rng *r, const struct fz_maps *m, __u32 cc_slo
 	v->target_ns = p->target_ns;
 	v->cwnd = p->algo == MRC_CC_NSCC ? (__u32)cs.nscc.cwnd : 0xffffffffu;
 	v->waiting = fz_chance(r, 1, 4);
+	/* Asleep until a share is acked (mrc_tx_wake_after), now and then. */
+	if (fz_chance(r, 1, 2))
+		v->wake_acked = fz_below(r, 64) * p->mtu;
 }
 
 void fz_randomise_qp(struct fz_rng *r, const struct fz_maps *m, int i)
@@ -491,8 +494,14 @@ void fz_user_step(struct fz_rng *r, const struct fz_maps *m, int i)
 		break;
 	default:
 		/* libmrc sleeps on a full window (mrc_cc_arm_wakeup). */
-		if (q->cc_slot)
-			__atomic_store_n(&m->view[q->cc_slot - 1]->waiting, 1, __ATOMIC_RELEASE);
+		if (q->cc_slot) {
+			struct mrc_cc_view *v = m->view[q->cc_slot - 1];
+
+			__atomic_store_n(&v->wake_acked, v->acked_bytes +
+					 (fz_chance(r, 1, 2) ? fz_below(r, 16) * 4096ull : 0),
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&v->waiting, 1, __ATOMIC_RELEASE);
+		}
 		break;
 	}
 }
