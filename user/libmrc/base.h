@@ -74,7 +74,6 @@ void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp);
 void *mrc_map_state(int fd, size_t value_size);
 void mrc_unmap_state(void *p, size_t value_size);
 
-/* The open pinned map `id` of the context (struct mrc_pins). */
 /*
  * A send on the data socket failed with `err`: a full send buffer (EAGAIN,
  * ENOBUFS) marks the socket full until it has room again (ctx->sock_full,
@@ -86,6 +85,7 @@ static inline void mrc_note_send_refused(struct mrc_context *ctx, int err)
 		ctx->sock_full = true;
 }
 
+/* The open pinned map `id` of the context (struct mrc_pins). */
 static inline int mrc_map_fd(const struct mrc_context *ctx, enum mrc_pin id)
 {
 	return ctx->pins.fd[id];

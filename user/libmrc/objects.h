@@ -257,9 +257,9 @@ struct mrc_context {
 	/*
 	 * The data socket refused a send (its send buffer is full: the
 	 * packets wait in a qdisc below a slower link). Until it has room
-	 * again (writable: half its buffer free), sends wait and do not keep
-	 * the context awake: each round asks the socket (progress.c), the
-	 * idle wait sleeps on EPOLLOUT.
+	 * again, sends wait and do not keep the context awake: each round
+	 * asks the socket for an eighth of its buffer free, the idle wait
+	 * sleeps on its EPOLLOUT (progress.c).
 	 */
 	bool sock_full;
 	struct mrc_wait_stats wait;

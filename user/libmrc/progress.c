@@ -11,12 +11,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -543,8 +543,10 @@ static bool drive_listed(struct mrc_context *ctx)
 }
 
 /*
- * A full data socket (ctx->sock_full) takes sends again once it is
- * writable: one poll a round while it is full, none otherwise.
+ * A full data socket (ctx->sock_full) takes sends again once an eighth of
+ * its buffer is free: asked once a round while it is full, never
+ * otherwise. (The kernel's EPOLLOUT waits for half, which left the link
+ * idle at times: see docs/PERFORMANCE.md.)
  */
 static void check_socket_room(struct mrc_context *ctx)
 {
