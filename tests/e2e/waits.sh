@@ -63,7 +63,8 @@ end
 # window fills with packets queued at the shapers. It must sleep until a
 # share of what is out is acked (view.wake_acked): neither poll (yields:
 # a QP without pacing once took a pace deadline long past for work and
-# never slept) nor wake on every SACK the responder sends.
+# never slept) nor wake on every SACK the responder sends; and when its
+# socket's buffer is full, sleep until it has room.
 begin waits.window_full_sleeps
 for p in 1 2; do lab fault "p$p-h1" rate 500mbit > /dev/null; done
 check "128 MiB through 2 x 500 Mb/s" client --size 4m --bytes 128m --verify
@@ -73,6 +74,9 @@ check "client slept" test "$(cj .wait.sleeps)" -ge 1
 check "client hardly polled (< 10000 idle rounds: $(cj .wait.spins))" \
 	test "$(cj .wait.spins)" -lt 10000
 check "client hardly yielded (< 1000: $(cj .wait.yields))" test "$(cj .wait.yields)" -lt 1000
+# 128 MiB into 2 x 500 Mb/s fills the socket's 8 MiB buffer (the packets
+# wait at the shapers): the sender waited for room instead of retrying.
+check "client slept on its full socket" test "$(cj .wait.socket_full_sleeps)" -ge 1
 check "server reported" wait_server_line 3
 sacks=$(sj 3 .sacks_sent)
 woken=$(cj .wait.woken)
