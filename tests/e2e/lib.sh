@@ -11,10 +11,14 @@ BG_PIDS=()
 
 # One lab name per test file and process, so runs never collide.
 lab_up() {
+	local t0=$(now_us) rc
 	LAB=${LAB_PREFIX:-e}$$
 	LAB=${LAB:0:12}
 	trap lab_cleanup EXIT
 	"$LAB_CMD" up --name "$LAB" "$@" > /dev/null
+	rc=$?
+	echo "  lab up: $(secs_since "$t0") s" >&2
+	return $rc
 }
 
 lab_cleanup() {
@@ -27,10 +31,15 @@ lab_cleanup() {
 lab() { "$LAB_CMD" "$1" --name "$LAB" "${@:2}"; }
 in_host() { local h=$1; shift; ip netns exec "$LAB-$h" "$@"; }
 
+# Wall time, for the logs: where a file's seconds go.
+now_us() { echo "${EPOCHREALTIME/./}"; }
+secs_since() { local d=$(($(now_us) - $1)); printf '%d.%d' $((d / 1000000)) $((d / 100000 % 10)); }
+
 # Verdicts ----------------------------------------------------------------
 CURRENT=""
 CURRENT_FAILS=0
-begin() { CURRENT=$1; CURRENT_FAILS=0; }
+CURRENT_T0=0
+begin() { CURRENT=$1; CURRENT_FAILS=0; CURRENT_T0=$(now_us); }
 # check DESCRIPTION COMMAND...: a failed command fails the current test.
 check() {
 	local what=$1
@@ -41,6 +50,7 @@ check() {
 	fi
 }
 end() {
+	echo "  $CURRENT: $(secs_since "$CURRENT_T0") s" >&2
 	if [ "$CURRENT_FAILS" -eq 0 ]; then
 		echo "[$CURRENT] PASS"
 	else
