@@ -22,9 +22,10 @@ lab_up() {
 }
 
 lab_cleanup() {
-	local pid
+	local pid t0=$(now_us)
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null
+	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null &&
+		echo "  lab down: $(secs_since "$t0") s" >&2
 	[ -n "$UNPRIV_DIR" ] && rm -rf "$UNPRIV_DIR"
 }
 
@@ -149,7 +150,20 @@ mrc_up() {
 	"$LAB_CMD" exec --name "$LAB" h2 "${PERF_AS[@]}" "$PERF_RUN" server --json \
 		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &
 	BG_PIDS+=($!)
-	sleep 0.5
+	# Listening, not a fixed pause (a client would retry a refused connect).
+	wait_line listening "$MRC_TMP/server.err" || sed 's/^/    server: /' "$MRC_TMP/server.err" >&2
+	return 0
+}
+
+# wait_line WORD FILE: until FILE has WORD, at most 10 s; 1 if it never does.
+wait_line() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "    no '$1' in $2 after 10 s" >&2
+	return 1
 }
 
 # client ARGS...: one mrc-perf run from h1 to $H2, its JSON in
