@@ -35,6 +35,9 @@ in_host() { local h=$1; shift; ip netns exec "$LAB-$h" "$@"; }
 # Wall time, for the logs: where a file's seconds go.
 now_us() { echo "${EPOCHREALTIME/./}"; }
 secs_since() { local d=$(($(now_us) - $1)); printf '%d.%d' $((d / 1000000)) $((d / 100000 % 10)); }
+FILE_T0=$(now_us)
+# mark WHAT: "at S s: WHAT" in the log, S from the file's start.
+mark() { echo "  at $(secs_since "$FILE_T0") s: $*" >&2; }
 
 # Verdicts ----------------------------------------------------------------
 CURRENT=""
@@ -83,10 +86,20 @@ start_recv() {
 	BG_PIDS+=($!)
 	RECV_PID=$!
 	for ((i = 0; i < 100; i++)); do
-		grep -q ready "$out.err" 2>/dev/null && return 0
+		grep -q ready "$out.err" 2>/dev/null && { RECV_T0=$(now_us); return 0; }
 		sleep 0.05
 	done
 	echo "    receiver on $host did not start" >&2
+	return 1
+}
+
+# recv_listens_on MS: the receiver (--timeout-ms MS) listens 0.5 s more at
+# least, so a packet sent before this call that was not dropped reaches
+# it: what a check that nothing arrived needs of a short timeout.
+recv_listens_on() {
+	local ms=$((($(now_us) - RECV_T0) / 1000))
+	[ $((ms + 500)) -le "$1" ] && return 0
+	echo "    the send ended ${ms} ms into the receiver's $1 ms" >&2
 	return 1
 }
 
