@@ -2,7 +2,8 @@
 # The test runner behind `make test`: C unit tests, BPF unit tests
 # (bpf_prog_test_run with crafted packets), then end-to-end tests in labs.
 # Every test prints "[name] PASS|FAIL|SKIP"; this script counts them and
-# ends with "N passed, N failed, N skipped". Usage: tests/run.sh [PATTERN]
+# ends with "N passed, N failed, N skipped"; after each file's verdicts
+# "-- NAME: S s" gives its wall time. Usage: tests/run.sh [PATTERN]
 # runs only the test files whose name contains PATTERN.
 set -uo pipefail
 
@@ -21,8 +22,10 @@ run_one() {
 	shift
 	log="$LOG_DIR/$name.log"
 	echo "== $name"
+	local t0=$SECONDS
 	timeout --kill-after=30 "$PER_FILE_TIMEOUT" "$@" > "$log.out" 2> "$log"
 	local rc=$? lines
+	local secs=$((SECONDS - t0))
 	lines=$(grep -E '^\[[^]]+\] (PASS|FAIL|SKIP)' "$log.out")
 	[ -n "$lines" ] && echo "$lines"
 	passed=$((passed + $(grep -c ' PASS$' <<< "$lines")))
@@ -43,6 +46,7 @@ run_one() {
 		echo "-- $name stderr (last 40 lines, full log $log):"
 		tail -n 40 "$log" | sed 's/^/   /'
 	fi
+	echo "-- $name: $secs s"
 }
 
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf

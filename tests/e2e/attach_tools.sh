@@ -222,8 +222,9 @@ check "drop port 5001" hx h2 bpftool map update pinned "$PD/port_drop_ports" \
 	key 0x89 0x13 value 0 0 0 0 0 0 0 0
 check "chained after MRC" hx h2 bpftool map update pinned /sys/fs/bpf/mrc/mrc_xdp_next \
 	key 0 0 0 0 value pinned "$PD/progs/xdp_port_drop"
-start_recv h2 5001 "$tmp/r1.json" --expect 200 --timeout-ms 3000 --idle-ms 1500
+start_recv h2 5001 "$tmp/r1.json" --expect 200 --timeout-ms 1500 --idle-ms 1500
 in_host h1 "$TRAFFIC" send --dst "$H2" --port 5001 --count 200 --size 200 > /dev/null
+check "port 5001: sent while the receiver listens" recv_listens_on 1500
 wait_recv
 check "port 5001: nothing received" eq "$(json "$tmp/r1.json" .received)" 0
 # dropped LO HI: port_drop's count for the port (little-endian bytes).
@@ -251,8 +252,9 @@ tc2=$(in_host h1 tc filter show dev p1 egress | sed -n 's/.*handle 0x70 .* id \(
 check "port_drop's TC filter after MRC's" test "${tc2:-0}" -gt 0
 tc2_map=$(bpftool -j prog show id "${tc2:-0}" | jq '.map_ids[0] // 0')
 check "its TC map drops port 5004" bpftool map update id "$tc2_map" key 0x8c 0x13 value 0 0 0 0 0 0 0 0
-start_recv h2 5004 "$tmp/r5.json" --expect 100 --timeout-ms 3000 --idle-ms 1500
+start_recv h2 5004 "$tmp/r5.json" --expect 100 --timeout-ms 1500 --idle-ms 1500
 in_host h1 "$TRAFFIC" send --dst "$H2" --port 5004 --count 100 --size 200 > /dev/null
+check "port 5004: sent while the receiver listens" recv_listens_on 1500
 wait_recv
 check "port 5004: dropped at h1's egress" eq "$(json "$tmp/r5.json" .received)" 0
 check "port_drop's TC filter counted 100" eq "$(bpftool -j map lookup id "$tc2_map" key 0x8c 0x13 |
@@ -273,8 +275,9 @@ check "xdp-filter port 5003 dst udp" hx h2 xdp-filter port 5003 -m dst -p udp
 xf_id=$(in_host h2 bpftool -j net show dev xf0 | jq '.[0].xdp[0].id // 0')
 check "xdp-filter's program chained after MRC" hx h2 bpftool map update pinned \
 	/sys/fs/bpf/mrc/mrc_xdp_next key 0 0 0 0 value id "$xf_id"
-start_recv h2 5003 "$tmp/r3.json" --expect 200 --timeout-ms 3000 --idle-ms 1500
+start_recv h2 5003 "$tmp/r3.json" --expect 200 --timeout-ms 1500 --idle-ms 1500
 in_host h1 "$TRAFFIC" send --dst "$H2" --port 5003 --count 200 --size 200 > /dev/null
+check "port 5003: sent while the receiver listens" recv_listens_on 1500
 wait_recv
 check "port 5003: nothing received" eq "$(json "$tmp/r3.json" .received)" 0
 check "xdp-filter counted 200 hits" eq "$(hx h2 xdp-filter status 2>/dev/null |

@@ -54,9 +54,12 @@ conn_info() {
 # One WRITE of 4 KiB (3 packets) in flight at a time: the PSNs move slowly
 # enough that forgeries sweeping [snd_una, snd_una + 8000) at 100000
 # packets/s cross the live window, so every kind is live (control below).
-SLOW=(--size 4096 --iters 300000 --depth 1 --verify)
+# 100,000 WRITEs outlast the forgeries (a few seconds) several times over;
+# the QP's state read after them says so.
+SLOW=(--size 4096 --iters 100000 --depth 1 --verify)
 
 begin auth.forged_packets_refused
+mark "client started"
 client "${SLOW[@]}" &
 cpid=$!
 check "client connected" wait_for connected "$MRC_TMP/c.err"
@@ -86,6 +89,7 @@ b_sack=$(forge h3 "${to_client[@]}" --kind sack --spoof-src "$H2")
 b_write=$(forge h3 "${to_server[@]}" --kind write --spoof-src "$H1")
 check "forgers ran (stderr: $(tr '\n' ' ' < "$tmp/forge.err"))" \
 	test -n "$a_nack$a_sack$a_probe$a_write$b_nack$b_sack$b_write"
+mark "forgeries sent"
 check "client QP still RTS after the forgeries" eq "$(qp_field h1 "$CQP" .state)" RTS
 echo "    client QP now at snd_una $(qp_field h1 "$CQP" .tx.snd_una)" >&2
 d1=$(( $(bad_key h1) - k1 ))
@@ -95,6 +99,7 @@ n2=$(( ${a_write:-0} + ${b_write:-0} ))
 echo "    h1: $d1 bad_key drops of $n1 forged; h2: $d2 of $n2 forged" >&2
 wait "$cpid"
 rc=$?
+mark "client done"
 check "transfer completes" eq "$rc" 0
 check "verified" eq "$(cj .verified)" true
 check "no error" eq "$(cj .error)" null

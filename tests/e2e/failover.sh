@@ -11,14 +11,16 @@
 # the lab's own primitives (mrc-labctl set, ip link) under SCHED_FIFO, and
 # the onset is taken at the end of that command (its change is its last
 # system call, ~2 ms before it exits), so a delay may read up to ~2 ms short.
-# FAILOVER_RATE (default 1gbit per link) and FAILOVER_BYTES (2g) override
-# the transfer; see docs/FAILOVER.md for the numbers measured.
+# FAILOVER_RATE (default 1gbit per link) and FAILOVER_BYTES (1536m: 3.2 s
+# or more at 4 x 1 Gb/s, so the transfer runs on for over a second after
+# the fault's second) override the transfer; see docs/FAILOVER.md for the
+# numbers measured.
 . "$(dirname "$0")/lib.sh"
 
 TT="$ROOT/build/mrc-tcp-timeline"
 LABCTL="$ROOT/build/mrc-labctl"
 RATE=${FAILOVER_RATE:-1gbit}
-BYTES=${FAILOVER_BYTES:-2g}
+BYTES=${FAILOVER_BYTES:-1536m}
 PLANES=4 SPINES=2
 LAB_PREFIX=fo lab_up --hosts 2 --planes $PLANES --spines $SPINES --rate "$RATE"
 tmp=$(mktemp -d)
@@ -195,6 +197,17 @@ all_good_ms() {
 		| if length == 0 then 0 elif any(. < 0) then -1
 		  else (max - $t) / 1e6 | floor end'
 }
+# wait_all_good FILE NS: until every EV demoted since T_CMD is GOOD again
+# after T_CLEAR (all_good_ms >= 0), or CLOCK_MONOTONIC reaches NS.
+wait_all_good() {
+	local g
+	while (($(now) < $2)); do
+		g=$(all_good_ms "$1" "$T_CMD" "$T_CLEAR" 2> /dev/null)
+		[ -n "$g" ] && ((g >= 0)) && return 0
+		sleep 0.1
+	done
+	return 0
+}
 bad_count() {
 	qp_events "$1" | jq '[.[] | select(.state == "ASSUMED_BAD") | .idx] | unique | length'
 }
@@ -245,8 +258,9 @@ run_fault_case() {
 	check "transfer completes (client exit 0)" eq "$?" 0
 	wait_pid "$SPID" 20
 	check "server exits 0" eq "$?" 0
-	# Probes bring the EVs back within 2 s of the repair: wait for it.
-	sleep_until $((T_CLEAR + 2200000000))
+	# Probes bring the EVs back within 2 s of the repair: wait for it
+	# (until every demoted EV is GOOD again, 2.2 s at most).
+	wait_all_good "$tmp/$name.ev" $((T_CLEAR + 2200000000))
 	stop_events
 	check "verified (checksum, zero loss)" eq "$(jq -r .verified "$tmp/$name.c.json")" true
 	check "timeline adds up to the bytes sent" eq "$(tl_sum "$tmp/$name.csv")" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Incast with and without congestion control, end to end: a short
 # tools/bench-incast run (3 senders -> 1 receiver, 2 planes of 1 Gb/s links
-# that trim and mark ECN, a few seconds per scenario). Functional checks
+# that trim and mark ECN, a second or so per scenario). Functional checks
 # only, no performance bar (that is the benchmark's job, docs/CONGESTION.md):
 # every transfer verified in both scenarios, the JSON complete, NSCC's
 # windows moved, trims were NACKed and counted, and `none` had no window.
@@ -24,10 +24,10 @@ else
 	skip incast.help_without_root "cannot run as nobody here (setpriv, or $BENCH not readable)"
 fi
 
-# 2 s per scenario at full goodput (longer without it); the lab is the
-# benchmark's own and is always taken down.
+# 1 s per scenario at full goodput (longer without it; the least the
+# benchmark takes); the lab is the benchmark's own and is always taken down.
 LAB_NAME=inc$$
-"$BENCH" --seconds 2 --warmup-s 0.5 --scenarios nscc,none --name "${LAB_NAME:0:12}" \
+"$BENCH" --seconds 1 --warmup-s 0.25 --scenarios nscc,none --name "${LAB_NAME:0:12}" \
 	--out "$tmp/out" --json > "$tmp/r.json" 2> "$tmp/err"
 rc=$?
 r() { jq -r "$1" "$tmp/r.json"; }

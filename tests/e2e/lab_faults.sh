@@ -8,14 +8,17 @@ LAB_PREFIX=flt lab_up --hosts 2 --planes 2 --spines 2
 tmp=$(mktemp -d)
 trap 'lab_cleanup; rm -rf "$tmp"' EXIT
 
-# send_plane PLANE COUNT PORT: COUNT packets over 1000 source ports
-# h1 -> h2 on PLANE; prints how many arrived.
+# send_plane PLANE COUNT PORT [TIMEOUT_MS]: COUNT packets over 1000 source
+# ports h1 -> h2 on PLANE; prints how many arrived ("late" if the send
+# ended less than 0.5 s before the receiver's timeout, default 8 s: a dark
+# plane, where nothing comes, waits all of it).
 send_plane() {
-	local p=$1 count=$2 port=$3
-	start_recv h2 "$port" "$tmp/r$port.json" --expect "$count" --timeout-ms 8000 --idle-ms 700 ||
+	local p=$1 count=$2 port=$3 ms=${4:-8000}
+	start_recv h2 "$port" "$tmp/r$port.json" --expect "$count" --timeout-ms "$ms" --idle-ms 700 ||
 		return 1
 	in_host h1 "$TRAFFIC" send --dst "$(lab addr h2 "$p")" --port "$port" \
 		--sport-range 20000:20999 --count "$count" --size 200 --pps 20000 > /dev/null
+	recv_listens_on "$ms" || { wait_recv; echo late; return; }
 	wait_recv
 	json "$tmp/r$port.json" .received
 }
@@ -84,7 +87,7 @@ end
 
 begin lab.fault_whole_plane
 lab fault p2 blackhole
-check "plane 2 dark" eq "$(send_plane 2 500 7009)" 0
+check "plane 2 dark" eq "$(send_plane 2 500 7009 1500)" 0
 check "plane 1 fine" eq "$(send_plane 1 500 7010)" 500
 lab fault p2 clear
 check "plane 2 back" eq "$(send_plane 2 500 7011)" 500

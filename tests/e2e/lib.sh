@@ -11,26 +11,39 @@ BG_PIDS=()
 
 # One lab name per test file and process, so runs never collide.
 lab_up() {
+	local t0=$(now_us) rc
 	LAB=${LAB_PREFIX:-e}$$
 	LAB=${LAB:0:12}
 	trap lab_cleanup EXIT
 	"$LAB_CMD" up --name "$LAB" "$@" > /dev/null
+	rc=$?
+	echo "  lab up: $(secs_since "$t0") s" >&2
+	return $rc
 }
 
 lab_cleanup() {
-	local pid
+	local pid t0=$(now_us)
 	for pid in "${BG_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null
+	[ -n "$LAB" ] && "$LAB_CMD" down --name "$LAB" 2>/dev/null &&
+		echo "  lab down: $(secs_since "$t0") s" >&2
 	[ -n "$UNPRIV_DIR" ] && rm -rf "$UNPRIV_DIR"
 }
 
 lab() { "$LAB_CMD" "$1" --name "$LAB" "${@:2}"; }
 in_host() { local h=$1; shift; ip netns exec "$LAB-$h" "$@"; }
 
+# Wall time, for the logs: where a file's seconds go.
+now_us() { echo "${EPOCHREALTIME/./}"; }
+secs_since() { local d=$(($(now_us) - $1)); printf '%d.%d' $((d / 1000000)) $((d / 100000 % 10)); }
+FILE_T0=$(now_us)
+# mark WHAT: "at S s: WHAT" in the log, S from the file's start.
+mark() { echo "  at $(secs_since "$FILE_T0") s: $*" >&2; }
+
 # Verdicts ----------------------------------------------------------------
 CURRENT=""
 CURRENT_FAILS=0
-begin() { CURRENT=$1; CURRENT_FAILS=0; }
+CURRENT_T0=0
+begin() { CURRENT=$1; CURRENT_FAILS=0; CURRENT_T0=$(now_us); }
 # check DESCRIPTION COMMAND...: a failed command fails the current test.
 check() {
 	local what=$1
@@ -41,6 +54,7 @@ check() {
 	fi
 }
 end() {
+	echo "  $CURRENT: $(secs_since "$CURRENT_T0") s" >&2
 	if [ "$CURRENT_FAILS" -eq 0 ]; then
 		echo "[$CURRENT] PASS"
 	else
@@ -72,10 +86,20 @@ start_recv() {
 	BG_PIDS+=($!)
 	RECV_PID=$!
 	for ((i = 0; i < 100; i++)); do
-		grep -q ready "$out.err" 2>/dev/null && return 0
+		grep -q ready "$out.err" 2>/dev/null && { RECV_T0=$(now_us); return 0; }
 		sleep 0.05
 	done
 	echo "    receiver on $host did not start" >&2
+	return 1
+}
+
+# recv_listens_on MS: the receiver (--timeout-ms MS) listens 0.5 s more at
+# least, so a packet sent before this call that was not dropped reaches
+# it: what a check that nothing arrived needs of a short timeout.
+recv_listens_on() {
+	local ms=$((($(now_us) - RECV_T0) / 1000))
+	[ $((ms + 500)) -le "$1" ] && return 0
+	echo "    the send ended ${ms} ms into the receiver's $1 ms" >&2
 	return 1
 }
 
@@ -139,7 +163,20 @@ mrc_up() {
 	"$LAB_CMD" exec --name "$LAB" h2 "${PERF_AS[@]}" "$PERF_RUN" server --json \
 		> "$MRC_TMP/server.json" 2> "$MRC_TMP/server.err" &
 	BG_PIDS+=($!)
-	sleep 0.5
+	# Listening, not a fixed pause (a client would retry a refused connect).
+	wait_line listening "$MRC_TMP/server.err" || sed 's/^/    server: /' "$MRC_TMP/server.err" >&2
+	return 0
+}
+
+# wait_line WORD FILE: until FILE has WORD, at most 10 s; 1 if it never does.
+wait_line() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "    no '$1' in $2 after 10 s" >&2
+	return 1
 }
 
 # client ARGS...: one mrc-perf run from h1 to $H2, its JSON in

@@ -637,12 +637,24 @@ end
 begin mrcctl.agent_restart_live
 pid1=$(agent_pid h1)
 map1=$(lab exec h1 -- bpftool -j map show pinned $PINS/mrc_qps | jq .id)
-"$LAB_CMD" exec --name "$LAB" h1 -- "$PERF" client "$H2" --size 64k --bytes 1g \
+"$LAB_CMD" exec --name "$LAB" h1 -- "$PERF" client "$H2" --size 64k --bytes 768m \
 	--verify --json --timeout-s 60 > "$tmp/client2.json" 2> "$tmp/client2.err" &
 CLIENT_PID=$!
-sleep 2
+# Under way: its QP in RTS, and half a second of data (768 MiB take 6.4 s
+# or more at 2 x 500 Mbit/s; a restart 1-3 s).
+for ((i = 0; i < 100; i++)); do
+	ctl h1 qp list --json
+	[ "$(jqo '[.[] | select(.owner_pid == '"$CLIENT_PID"')][0].state')" = RTS ] && break
+	sleep 0.1
+done
+sleep 0.5
 check "the transfer is under way" alive "$CLIENT_PID"
+t0=$(now_us)
 check "agent restart succeeds" lab agent restart
+echo "    restart took $(secs_since "$t0") s" >&2
+ctl h1 qp list --json
+check "the QP lives on" eq "$(jqo '[.[] | select(.owner_pid == '"$CLIENT_PID"')][0].state')" RTS
+check "the transfer outlived the restart" alive "$CLIENT_PID"
 check "same agent pid" eq "$(agent_pid h1)" "$pid1"
 check "h1's agent alive" alive "$pid1"
 check "ready again" eq "$(grep -c '^mrcd: ready' "$STATE/$LAB/mrcd-h1.log")" 2
@@ -651,8 +663,6 @@ for p in p1 p2; do
 	check "h1/$p: one XDP program" eq "$(xdp_count h1 $p)" 1
 	check "h1/$p: one TC filter" eq "$(tc_count h1 $p)" 1
 done
-ctl h1 qp list --json
-check "the QP lives on" eq "$(jqo '[.[] | select(.owner_pid == '"$CLIENT_PID"')][0].state')" RTS
 check "profiles survive" ctl h1 profile ev show 4
 check "cc profiles survive" ctl h1 profile cc show 1
 wait "$CLIENT_PID"

@@ -109,10 +109,11 @@ end
 # unanswered, one through the other spine is answered. So every entry of
 # one label must go unanswered and every entry of the other answered.
 # Labels made without the data's flow label mix the two. Six entries of
-# each label are probed (an unanswered probe costs its 1 s timeout).
+# each label are probed, all twelve at once (mrcd runs up to 16 probe
+# commands side by side; an unanswered probe costs its 1 s timeout).
 begin paths.ipv6_stev_labels_match_data
 "$LAB_CMD" exec --name "$LAB" h1 "$PERF" client "$H2_V6" --json --timeout-s 60 \
-	--idle 25 --ev-profile 2 > "$tmp/idle.json" 2> "$tmp/idle.err" &
+	--idle 10 --ev-profile 2 > "$tmp/idle.json" 2> "$tmp/idle.err" &
 IDLE_PID=$!
 BG_PIDS+=("$IDLE_PID")
 QPN=""
@@ -125,18 +126,21 @@ for ((i = 0; i < 100; i++)); do
 done
 check "the QP is up, its table read" test -n "$QPN"
 lab fault p1-s1 blackhole
-: > "$tmp/answers"
+probe_pids=()
 for path in 1 2; do
 	for ev in $(jq -r --argjson p "$path" '[.[] | select(.plane == 1 and .path == $p)][:6][].ev' \
 			"$tmp/evs.json"); do
 		if lab exec h1 "$MRCCTL" probe --to "$H2_V6" --ev "$ev" --plane 1 --count 1 \
-			> /dev/null 2>&1; then
-			echo "$path $ev answered" >> "$tmp/answers"
+			> "$tmp/probe.$path.$ev" 2>&1; then
+			echo "$path $ev answered" > "$tmp/answer.$path.$ev"
 		else
-			echo "$path $ev silent" >> "$tmp/answers"
-		fi
+			echo "$path $ev silent" > "$tmp/answer.$path.$ev"
+		fi &
+		probe_pids+=($!)
 	done
 done
+wait "${probe_pids[@]}"
+cat "$tmp"/answer.* > "$tmp/answers" 2> /dev/null
 lab fault p1-s1 clear
 # The QP must outlive the probes (the peer answers only peers of its QPs).
 check "the QP outlived the probes" kill -0 "$IDLE_PID"

@@ -52,12 +52,13 @@ wait_connected() {
 }
 
 # run_client MPR: a client in the background, its inner maps read while it
-# is connected (it lingers: `lab exec` takes a while each):
+# is connected (it lingers 4 s, a few times what the reads take: `lab
+# exec` takes a while each; checked: it still runs after them):
 # "LOG_ENTRIES EV_ENTRIES MEMLOCK" into $tmp/maps.MPR; then waits.
 run_client() {
 	local mpr=$1 pid i ids=() state=() log rx tx mem
 	lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 1m \
-		--bytes 256m --verify --mpr "$mpr" --linger-s 8 \
+		--bytes 256m --verify --mpr "$mpr" --linger-s 4 \
 		> "$tmp/c$mpr.json" 2> "$tmp/c$mpr.err" &
 	pid=$!
 	BG_PIDS+=("$pid")
@@ -73,6 +74,7 @@ run_client() {
 	check "one QP, three state maps" eq "${#state[@]}" 3
 	state+=($(inner_ids mrc_cc_view))
 	printf '%s\n' "${state[@]}" >> "$tmp/state_ids"
+	check "the maps were read while the client ran" kill -0 "$pid"
 	wait "$pid"
 	check "transfer with --mpr $mpr finished" eq "$?" 0
 	check "verified" eq "$(jq -r .verified "$tmp/c$mpr.json")" true
@@ -104,7 +106,7 @@ end
 begin qp_maps.bpftool_shows_fields
 # A client that stays connected (linger) while its log is dumped.
 lab exec h1 "$PERF" client "$H2" --json --timeout-s 60 --size 1m --bytes 64m \
-	--verify --linger-s 5 > "$tmp/cl.json" 2> "$tmp/cl.err" &
+	--verify --linger-s 3 > "$tmp/cl.json" 2> "$tmp/cl.err" &
 pid=$!
 BG_PIDS+=("$pid")
 check "client connected" wait_connected "$tmp/cl.err"
@@ -120,6 +122,7 @@ check "named after the QP" eq "$(map_field "${id:-0}" name | sed 's/_[0-9]*$//')
 check "its fields dumped by name" eq "$(bpftool -j map dump id "${id:-0}" |
 	jq '[.. | objects | select(has("cack") and has("mpr") and has("placed"))] |
 		length == 1')" true
+check "the maps were read while the client ran" kill -0 "$pid"
 wait "$pid"
 check "lingering client verified" eq "$(jq -r .verified "$tmp/cl.json")" true
 end

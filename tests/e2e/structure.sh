@@ -33,24 +33,46 @@ source_files() {
 begin structure.no_source_over_1200_lines
 source_files > "$tmp/files"
 check "source files found" test -s "$tmp/files"
-while read -r f; do
-	n=$(wc -l < "$f")
+# One wc for many files: "LINES NAME" lines (and wc's "total" lines).
+tr '\n' '\0' < "$tmp/files" | xargs -0 wc -l > "$tmp/lines"
+check "every source file counted" eq "$(awk '$2 != "total"' "$tmp/lines" | wc -l)" \
+	"$(wc -l < "$tmp/files")"
+while read -r n f; do
+	[ "$f" = total ] && continue
 	if [ "$n" -gt "$MAX_LINES" ]; then
 		echo "    $f: $n lines (at most $MAX_LINES)" >&2
 		check "$f under $MAX_LINES lines" false
 	fi
-done < "$tmp/files"
+done < "$tmp/lines"
 end
 
 # compile_alone COMPILER FLAGS... -- HEADER: a file that includes only the
-# header compiles.
+# header compiles. Up to $(nproc) at once (compile_start), each judged
+# with compile_check in the order started.
 compile_alone() {
-	local hdr=${*: -1} n=$(($# - 1))
-	printf '#include "%s"\n' "$hdr" > "$tmp/alone.c"
-	if ! "${@:1:$n}" -fsyntax-only "$tmp/alone.c" 2> "$tmp/alone.err"; then
-		sed 's/^/    /' "$tmp/alone.err" | head -n 5 >&2
-		return 1
-	fi
+	local hdr=${*: -1} n=$(($# - 1)) f
+	f=$tmp/alone.$(printf '%s' "$hdr" | tr '/.' '__')
+	printf '#include "%s"\n' "$hdr" > "$f.c"
+	"${@:1:$n}" -fsyntax-only "$f.c" 2> "$f.err"
+}
+ALONE=()
+JOBS=$(nproc 2> /dev/null || echo 2)
+compile_start() {
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+	compile_alone "$@" &
+	ALONE+=("$!:${*: -1}")
+}
+compile_check_all() {
+	local a pid hdr f rc
+	for a in "${ALONE[@]}"; do
+		pid=${a%%:*} hdr=${a#*:}
+		wait "$pid"
+		rc=$?
+		f=$tmp/alone.$(printf '%s' "$hdr" | tr '/.' '__')
+		[ $rc -eq 0 ] || sed 's/^/    /' "$f.err" | head -n 5 >&2
+		check "${hdr#"$PWD/"} compiles alone${1:-}" eq "$rc" 0
+	done
+	ALONE=()
 }
 
 begin structure.headers_stand_alone
@@ -59,8 +81,9 @@ cc_flags=(-std=gnu11 -Wall -Werror -Iinclude -Iuser -Ilab -Itests/include -I"$BU
 for h in include/mrc/*.h user/common/*.h user/agent/*.h user/libmrc/*.h \
 	 user/mrcd/*.h user/mrcctl/*.h user/libfabric/*.h lab/*.h; do
 	[ -f "$h" ] || continue
-	check "$h compiles alone" compile_alone "${CC:-cc}" "${cc_flags[@]}" "$PWD/$h"
+	compile_start "${CC:-cc}" "${cc_flags[@]}" "$PWD/$h"
 done
+compile_check_all
 CLANG=$(sed -n 's/^CLANG *?\?= *//p' Makefile > /dev/null; for c in clang-19 clang-16 clang-15 clang-14 clang; do
 	command -v "$c" > /dev/null && { echo "$c"; break; }; done)
 arch=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -73,8 +96,9 @@ else
 	# checked above (for BPF they come after vmlinux.h by design).
 	for h in bpf/*.h bpf/*/*.h; do
 		[ -f "$h" ] || continue
-		check "$h compiles alone for BPF" compile_alone "$CLANG" "${bpf_flags[@]}" "$PWD/$h"
+		compile_start "$CLANG" "${bpf_flags[@]}" "$PWD/$h"
 	done
+	compile_check_all " for BPF"
 fi
 end
 
