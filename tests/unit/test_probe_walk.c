@@ -6,11 +6,15 @@
  * folder with no planes and its loop run. Checked: the slots each tick
  * walks are the QPs that exist (claimed in mrc_qp_owner), new ones are
  * found and their peers given to XDP (mrc_known_peers), gone ones are let
- * go. The CPU time per tick with 8 and with 4,096 QPs (of 65,536) is
- * printed next to what a look at every slot would cost; never asserted.
+ * go, a settled QP is looked at in its turn (PE_SLICE) and one with an EV
+ * down every tick, an engine with nothing to do ticks at the idle
+ * interval and one with something to do at the short one. The CPU time
+ * with 8 and with 4,096 QPs (of 65,536) is printed next to what a look at
+ * every slot would cost; never asserted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,13 +115,21 @@ static bool is_qp(uint32_t slot)
 	return !bpf_map_lookup_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid);
 }
 
-static bool known(uint32_t slot)
+static bool known_addr(const uint8_t addr[16])
 {
 	struct mrc_known_peer_key k;
 	struct mrc_known_peer v;
 
-	peer_of(slot, k.addr);
+	memcpy(k.addr, addr, 16);
 	return !bpf_map_lookup_elem(host.fd[MRC_PIN_KNOWN_PEERS], &k, &v);
+}
+
+static bool known(uint32_t slot)
+{
+	uint8_t a[16];
+
+	peer_of(slot, a);
+	return known_addr(a);
 }
 
 static double cpu_s(void)
@@ -137,12 +149,11 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Run the engine's loop for `secs`; the CPU time it took per tick, in us. */
+/* Run the engine's loop for `secs`; the CPU it took, per cent of one CPU. */
 static double run_engine(double secs)
 {
 	struct pollfd pfd[PE_MAX_FDS];
 	double end = wall_s() + secs, c0 = cpu_s();
-	unsigned int ticks = (unsigned int)(secs * 1000 / PE_TICK_MS);
 
 	while (wall_s() < end) {
 		int n = pe_pollfds(pe, pfd);
@@ -150,10 +161,19 @@ static double run_engine(double secs)
 		if (poll(pfd, (nfds_t)n, 10) > 0)
 			pe_process(pe, pfd, n);
 	}
-	return (cpu_s() - c0) * 1e6 / (ticks ? ticks : 1);
+	return (cpu_s() - c0) * 100 / secs;
 }
 
-/* What the tick cost when it looked at every slot: n_down and mrc_tx of each. */
+/* The engine's ticks in `secs` of its loop. */
+static uint64_t ticks_in(double secs)
+{
+	uint64_t t0 = pe->counters[PE_TICKS];
+
+	run_engine(secs);
+	return pe->counters[PE_TICKS] - t0;
+}
+
+/* What one look at every slot costs: n_down and mrc_tx of each, in us. */
 static double every_slot_us(void)
 {
 	double c0 = cpu_s();
@@ -188,8 +208,8 @@ static void print_parts(void)
 	for (int i = 0; i < 50; i++)
 		pe_walk_refresh(pe);
 	refresh = (cpu_s() - c0) * 1e6 / 50;
-	printf("  of which the walk of %u slots %.1f us, a refresh %.1f us (every %d ticks)\n",
-	       pe->walk.n, walk, refresh, PE_WALK_REFRESH_TICKS);
+	printf("  a tick's walk of %u slots (%u parts) %.1f us, a refresh %.1f us\n",
+	       pe->walk.n, pe->walk.part_mask + 1, walk, refresh);
 }
 
 /* ---- the tests ---------------------------------------------------------- */
@@ -201,8 +221,38 @@ TEST_CASE(test_walks_what_exists, "probe_walk.walks_the_qps_that_exist")
 	ASSERT_EQ(pe->walk.n, 8, "the 8 QPs, not 65,536 slots");
 	for (uint32_t s = 0; s < 8; s++)
 		ASSERT_TRUE(known(s * 4099), "a QP's peer is known to XDP");
-	printf("  engine: 8 QPs of %u: %.1f us CPU per tick (every slot: %.1f us)\n",
+	printf("  engine: 8 QPs of %u: %.2f%% of a CPU (a look at every slot: %.1f us)\n",
 	       MAX_QPS, run_engine(1.0), every_slot_us());
+}
+
+/* Nothing to do: the idle tick; an EV down: the short tick until it is probed back. */
+TEST_CASE(test_idle_tick, "probe_walk.idle_engine_ticks_slowly")
+{
+	uint64_t idle, busy, idle0 = pe->counters[PE_IDLE_TICKS];
+	struct mrc_qp_evs *evs;
+
+	NEED_ENGINE();
+	run_engine(0.1);	/* the 8 QPs settled */
+	idle = ticks_in(1.0);
+	ASSERT_TRUE(idle <= 1000 / PE_IDLE_TICK_MS + 10,
+		    "an engine with nothing to do ticks at the idle interval");
+	ASSERT_TRUE(pe->counters[PE_IDLE_TICKS] - idle0 >= idle - 2, "and counts them idle");
+
+	/* An EV of QP 8198 ASSUMED_BAD without an event (libmrc's timeout marks so). */
+	evs = qp_evs(pe, 8198);
+	if (!ASSERT_TRUE(evs != NULL, "the engine maps the QP's EV table"))
+		return;
+	__atomic_store_n(&evs->ev[3].word, evs->ev[3].word | (MRC_EV_ASSUMED_BAD << 16),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&evs->n_down, 1, __ATOMIC_RELEASE);
+	busy = ticks_in(0.5);
+	ASSERT_TRUE(pe->slots[8198] && !pe->slots[8198]->quiet,
+		    "the scan found the EV down in its turn");
+	ASSERT_TRUE(busy >= 100, "and ticks at the short interval while it is down");
+	printf("  engine: %" PRIu64 " ticks in 1 s idle, %" PRIu64 " in 0.5 s with an EV down\n",
+	       idle, busy);
+	__atomic_store_n(&evs->ev[3].word, evs->ev[3].word & ~(0xffu << 16), __ATOMIC_RELEASE);
+	__atomic_store_n(&evs->n_down, 0, __ATOMIC_RELEASE);
 }
 
 TEST_CASE(test_finds_new_qps, "probe_walk.finds_new_and_lets_go_of_gone_qps")
@@ -226,14 +276,30 @@ TEST_CASE(test_finds_new_qps, "probe_walk.finds_new_and_lets_go_of_gone_qps")
 			k++;
 		}
 	ASSERT_EQ(missing, 0, "the new QPs' peers known to XDP");
-	printf("  engine: 4096 QPs of %u: %.1f us CPU per tick\n", MAX_QPS,
-	       run_engine(1.0));
+	printf("  engine: 4096 QPs of %u: %.2f%% of a CPU\n", MAX_QPS, run_engine(1.0));
 	print_parts();
+
+	/* A settled QP's new peer address is seen in its turn, not later. */
+	{
+		struct mrc_qp_info qi;
+		uint32_t slot = 1 + 13 * 100, turn_ms = (pe->walk.part_mask + 1) * PE_TICK_MS;
+
+		ASSERT_EQ(bpf_map_lookup_elem(host.fd[MRC_PIN_QPS], &slot, &qi), 0, "a QP");
+		qi.peer_addrs[0][1] = 0x42;	/* fd42:77::..., no QP's peer before */
+		ASSERT_EQ(bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY), 0,
+			  "its peer moved");
+		__atomic_store_n(&tx[slot]->generation, tx[slot]->generation + 1,
+				 __ATOMIC_RELEASE);
+		run_engine(turn_ms * 1.5 / 1000);
+		ASSERT_TRUE(known_addr(qi.peer_addrs[0]), "the new peer known within a turn");
+		ASSERT_TRUE(!known(slot), "the old one taken back");
+	}
 
 	ASSERT_TRUE(!is_qp(4098), "4099's peer address is its own");
 	ASSERT_TRUE(qp_evs(pe, 4099) && qp_tx(pe, 4099), "a QP's tables are mapped");
 	destroy_qp(4099);
-	run_engine(0.1);
+	/* Two refreshes (64 ms apart at 4,096 QPs): gone, then let go. */
+	run_engine(0.3);
 	ASSERT_TRUE(!known(4099), "a gone QP's peer is taken back");
 	ASSERT_EQ(pe->walk.n, 4095, "a gone QP is let go");
 	ASSERT_TRUE(!qp_evs(pe, 4099) && !qp_tx(pe, 4099),

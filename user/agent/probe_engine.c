@@ -45,6 +45,8 @@ const char *const pe_counter_names[PE_N_COUNTERS] = {
 	[PE_MANUAL_PROBES_ANSWERED] = "manual_probes_answered",
 	[PE_PROBE_ANSWERS_FOREIGN] = "probe_answers_foreign",
 	[PE_PEER_MAP_ERRORS] = "peer_map_errors",
+	[PE_TICKS] = "ticks",
+	[PE_IDLE_TICKS] = "idle_ticks",
 };
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -107,11 +109,42 @@ void pe_say(const struct probe_engine *pe, const char *fmt, ...)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* Tick every `ms` from now on (a no-op when it already does). */
+static void set_tick(struct probe_engine *pe, uint32_t ms)
+{
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L },
+		.it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L },
+	};
+
+	if (pe->tick_ms == ms || pe->timer_fd < 0)
+		return;
+	if (!timerfd_settime(pe->timer_fd, 0, &its, NULL))
+		pe->tick_ms = ms;
+}
+
+/* Anything to do before the next idle tick would come? */
+static bool engine_busy(const struct probe_engine *pe)
+{
+	if (pe->walk.n_hot)
+		return true;	/* an EV down, a QP being set up */
+	for (int i = 0; i < PE_MAX_JOBS; i++)
+		if (pe->jobs[i])
+			return true;
+	for (int i = 0; i < PE_ANNOUNCES; i++)
+		if (pe->announce[i].t0 && pe->announce[i].sent < ANNOUNCE_TIMES)
+			return true;
+	return false;
+}
+
 static void tick(struct probe_engine *pe)
 {
 	static struct candidate cand[PE_MAX_CANDIDATES];
 	int n_cand = 0;
 
+	pe->counters[PE_TICKS]++;
+	if (pe->tick_ms == PE_IDLE_TICK_MS)
+		pe->counters[PE_IDLE_TICKS]++;
 	pe->now = mono_ns();
 	pe_drain_ring(pe);
 	pe_announce_step(pe);
@@ -126,6 +159,7 @@ static void tick(struct probe_engine *pe)
 		pe_drain_ring(pe);
 		pe_report_unreported(pe, cand, n_cand);
 	}
+	set_tick(pe, engine_busy(pe) ? PE_TICK_MS : PE_IDLE_TICK_MS);
 }
 
 static bool job_live(const struct probe_engine *pe, const struct pe_job *job)
@@ -194,6 +228,9 @@ static void process_one(struct probe_engine *pe, const struct pollfd *p,
 			read_ep(pe, p->fd, pe_job_packet, what->job);
 		break;
 	}
+	/* Something happened: the next tick comes soon and decides again. */
+	if (what->kind != FD_TIMER)
+		set_tick(pe, PE_TICK_MS);
 }
 
 void pe_process(struct probe_engine *pe, const struct pollfd *pfd, int n)
@@ -312,6 +349,7 @@ static int open_timer(struct probe_engine *pe, char *err, size_t errlen)
 	pe->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (pe->timer_fd < 0 || timerfd_settime(pe->timer_fd, 0, &its, NULL))
 		return fail(-1, err, errlen, "timerfd: %s", strerror(errno));
+	pe->tick_ms = PE_TICK_MS;
 	return 0;
 }
 

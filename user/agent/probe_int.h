@@ -46,8 +46,30 @@
 #define PE_MASK_REFRESH_NS	(1000 * MS_NS)
 #define PE_MAX_CANDIDATES	4096
 #define ANNOUNCE_TIMES	3	/* a port status goes out 3 times */
-/* How often the walk learns of new QPs: every 10 ticks (20 ms). */
+/*
+ * How often the walk learns of new QPs: every 10 ticks' time (20 ms), less
+ * often above 1,280 QPs (2 ms more per 128 QPs, at most 100 ms: 64 ms at
+ * 4,096), since a refresh reads the whole owner map: 1.6 ms at 4,096
+ * QPs, which every 20 ms was 8% of a CPU. At the idle tick (20 ms) that
+ * is a refresh every tick.
+ */
 #define PE_WALK_REFRESH_TICKS	10
+#define PE_WALK_REFRESH_TICKS_MAX	50
+#define PE_WALK_QPS_PER_TICK	128
+/*
+ * How many walked slots a tick looks at in turn. Each QP's tables are
+ * pages of their own (per-QP state maps), so looking at every one of
+ * 4,096 QPs every 2 ms tick took an mrcd 20% of a CPU and evicted the
+ * data path's cache lines and TLB entries. A tick looks at the slots of
+ * one of 2^k parts of the walk (slot & mask: QP numbers are random, so
+ * the parts are even), enough parts that each holds about PE_SLICE: every
+ * slot every tick up to 64 QPs, every 64 ticks (128 ms) at 4,096. An
+ * idle tick (PE_IDLE_TICK_MS) looks at as many parts as the 2 ms ticks
+ * it stands for, so a turn takes as long. What needs a look every tick
+ * gets it anyway: a followed slot with something down, a QP being set up
+ * (not yet RTR/RTS).
+ */
+#define PE_SLICE	64
 
 
 /* What the engine has reported about an EV. */
@@ -152,14 +174,27 @@ struct pe_fd {
 struct pe_walk {
 	uint32_t *slot;		/* [max_qps], n used */
 	uint32_t n;
-	uint8_t *in;		/* [max_qps]: 1 if the slot is in slot[] */
+	uint32_t *pos;		/* [max_qps]: the slot's index in slot[] + 1; 0: not walked */
+	uint8_t *hot;		/* [n], beside slot[]: looked at every tick, not in turn */
 	uint32_t *keys, *vals;	/* [max_qps]: mrc_qp_owner read in batch */
-	uint32_t ticks;		/* since the last refresh */
+	uint32_t *owner;	/* [max_qps]: the slot's mrc_qp_owner value at the last refresh */
+	uint32_t *owned_at;	/* [max_qps]: the last refresh that found the slot claimed */
 	uint32_t refreshes;	/* spreads the look at the slots' maps */
+	uint32_t part_mask;	/* the walk's parts - 1 (a power of two; PE_SLICE) */
+	uint32_t part;		/* this tick's first part: slots with slot & part_mask == part */
+	uint32_t parts_now;	/* parts this tick looks at: its length in 2 ms ticks */
+	uint32_t n_hot;		/* entries hot after the last tick's scan */
+	uint64_t refreshed_ns;	/* when the last refresh was */
 };
 
-/* A live QP's maps are looked up again every this many walk refreshes. */
+/*
+ * A live QP's maps are looked up again (a system call) every this many
+ * walk refreshes, or every walked QP / 64 refreshes if that is more: a
+ * backstop only, since a QP gone cleanly reads RESET and a new owner of
+ * the slot shows in mrc_qp_owner (both seen at the next refresh).
+ */
 #define PE_REMAP_REFRESHES	8
+#define PE_REMAPS_PER_REFRESH	64
 
 struct probe_engine {
 	struct pe_setup cfg;
@@ -167,6 +202,7 @@ struct probe_engine {
 	struct mrc_pins pins;	/* the maps the engine uses, its own fds */
 	struct pe_plane planes[MRC_MAX_PLANES_ABI];
 	int timer_fd, link_fd, ctl_fd;
+	uint32_t tick_ms;	/* the timer's interval now: PE_TICK_MS or PE_IDLE_TICK_MS */
 	uint16_t agent_port;
 	struct ring_buffer *ring;
 	/* Each walked QP's EV table (CAS in place) and tx state, mapped. */
@@ -270,8 +306,24 @@ int pe_walk_open(struct probe_engine *pe);
 void pe_walk_close(struct probe_engine *pe);
 /* Learn of new QPs now (mrc_qp_owner), and let go of slots with nothing. */
 void pe_walk_refresh(struct probe_engine *pe);
-/* Each tick: a refresh every PE_WALK_REFRESH_TICKS. */
+/* Each tick: a refresh every PE_WALK_REFRESH_TICKS or more, and the tick's part. */
 void pe_walk_tick(struct probe_engine *pe);
+/*
+ * Does walk entry i get a look this tick: hot (a followed slot with
+ * something down, a QP not yet RTR/RTS: pe_walk_settle()), or in this
+ * tick's part of the walk (PE_SLICE)? Reads only the walk's own arrays.
+ */
+static inline bool pe_walk_due(const struct probe_engine *pe, uint32_t i)
+{
+	const struct pe_walk *w = &pe->walk;
+	uint32_t part = w->slot[i] & w->part_mask;
+
+	return w->hot[i] || ((part - w->part) & w->part_mask) < w->parts_now;
+}
+/* Look at the slot every tick from now on (an event, a plane's fault). */
+void pe_walk_wake(struct probe_engine *pe, uint32_t slot);
+/* After a tick's look at entry i: does it still need one every tick? */
+void pe_walk_settle(struct probe_engine *pe, uint32_t i);
 /* Make sure the slot is in the walk (a slot the engine starts following). */
 void pe_walk_add(struct probe_engine *pe, uint32_t slot);
 

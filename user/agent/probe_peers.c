@@ -9,7 +9,9 @@
  *
  * The QPs are followed through the mmapped mrc_tx: a slot whose state or
  * generation moved is re-read from mrc_qps (one syscall), and only then
- * is the set rebuilt and the difference written.
+ * is the set rebuilt and the difference written. A QP in RTR/RTS is
+ * looked at in its turn (PE_SLICE: a page per QP), any other every tick,
+ * so a new QP's peers are known at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -271,9 +273,13 @@ void pe_peers_tick(struct probe_engine *pe)
 	struct pe_peers *pp = &pe->peers;
 
 	for (uint32_t w = 0; w < pe->walk.n; w++) {
-		uint32_t s = pe->walk.slot[w];
-		uint32_t st = tx_state(pe, s), gen = tx_generation(pe, s);
+		uint32_t s = pe->walk.slot[w], st, gen;
 
+		/* A QP being set up is looked at every tick, a settled one in turn. */
+		if (!pe_walk_due(pe, w))
+			continue;
+		st = tx_state(pe, s);
+		gen = tx_generation(pe, s);
 		if (st == pp->seen_state[s] && gen == pp->seen_gen[s])
 			continue;
 		pp->seen_state[s] = st;

@@ -52,6 +52,7 @@ static struct pe_slot *watch_slot(struct probe_engine *pe, uint32_t slot)
 	}
 	pe->slots[slot] = s;
 	pe_walk_add(pe, slot);
+	pe_walk_wake(pe, slot);
 	return s;
 }
 
@@ -211,34 +212,50 @@ void pe_report_unreported(struct probe_engine *pe, const struct candidate *cand,
 	}
 }
 
-/* Which slots deserve a look this tick, and the look. */
+static void look_at_slot(struct probe_engine *pe, uint32_t slot, struct candidate *cand,
+			 int *n_cand)
+{
+	const struct mrc_qp_evs *evs = qp_evs(pe, slot);
+	uint32_t down = evs ? __atomic_load_n(&evs->n_down, __ATOMIC_ACQUIRE) : 0;
+	struct pe_slot *s = pe->slots[slot];
+
+	if (s && !slot_current(pe, slot, s)) {
+		forget_slot(pe, slot);
+		s = NULL;
+	}
+	if (!s && !down)
+		return;
+	if (s && s->quiet && !down) {
+		/* Kept a while for the flapping backoff, then let go. */
+		if (pe->now - s->active_ns > PE_IDLE_FORGET_NS)
+			forget_slot(pe, slot);
+		return;
+	}
+	if (!s && !(s = watch_slot(pe, slot)))
+		return;
+	scan_slot(pe, slot, s, cand, n_cand);
+	s->quiet = !down;
+	if (down)
+		s->active_ns = pe->now;
+}
+
+/*
+ * Which slots deserve a look this tick, and the look: the followed slots
+ * with something down, and this tick's part of the walk (an ASSUMED_BAD
+ * entry without an event, e.g. libmrc's timeout, is found within a turn).
+ */
 void pe_scan_slots(struct probe_engine *pe, struct candidate *cand, int *n_cand)
 {
-	for (uint32_t w = 0; w < pe->walk.n; w++) {
-		uint32_t slot = pe->walk.slot[w];
-		const struct mrc_qp_evs *evs = qp_evs(pe, slot);
-		uint32_t down = evs ? __atomic_load_n(&evs->n_down, __ATOMIC_ACQUIRE) : 0;
-		struct pe_slot *s = pe->slots[slot];
+	uint32_t hot = 0;
 
-		if (s && !slot_current(pe, slot, s)) {
-			forget_slot(pe, slot);
-			s = NULL;
-		}
-		if (!s && !down)
+	for (uint32_t w = 0; w < pe->walk.n; w++) {
+		if (!pe_walk_due(pe, w))
 			continue;
-		if (s && s->quiet && !down) {
-			/* Kept a while for the flapping backoff, then let go. */
-			if (pe->now - s->active_ns > PE_IDLE_FORGET_NS)
-				forget_slot(pe, slot);
-			continue;
-		}
-		if (!s && !(s = watch_slot(pe, slot)))
-			continue;
-		scan_slot(pe, slot, s, cand, n_cand);
-		s->quiet = !down;
-		if (down)
-			s->active_ns = pe->now;
+		look_at_slot(pe, pe->walk.slot[w], cand, n_cand);
+		pe_walk_settle(pe, w);
+		hot += pe->walk.hot[w];
 	}
+	pe->walk.n_hot = hot;
 }
 
 /* ---- XDP's events ------------------------------------------------------- */
@@ -266,6 +283,7 @@ int pe_on_ring_event(void *ctx, void *data, size_t size)
 		else
 			e->known = known_of(x->state);
 		s->quiet = false;
+		pe_walk_wake(pe, slot);
 	}
 	r = (struct ev_record){
 		.time_ns = x->time_ns,
