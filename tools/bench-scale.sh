@@ -24,7 +24,7 @@
 
 SCALE_QPS=(1 64 512 4096)
 SCALE_SIZE=16384			# each WRITE; every QP WRITEs its share
-SCALE_LINGER_S=3			# QPs up and idle: map_bytes is read then
+SCALE_LINGER_S=4			# QPs up and idle: map_bytes and the mrcds' CPU are read then
 SCALE_SETTLE_S=1			# QPs up, before the WRITEs: the stats start then
 SCALE_PORT=18700
 
@@ -73,7 +73,7 @@ scale_wait_line() {
 
 # scale_point LAB N REQUESTED: one run of N QPs; a JSON line into $SOUT/points.jsonl.
 scale_point() {
-	local lab=$1 n=$2 req=$3 h2 iters cpid spid b1 a1 b2 a2 ids1 ids2 mb=null
+	local lab=$1 n=$2 req=$3 h2 iters cpid spid b1 a1 b2 a2 ids1 ids2 mb=null agents=() ag1= ag2=
 	local cj=$SOUT/client$n.json ce=$SOUT/client$n.err port=$((SCALE_PORT + n % 1000))
 	h2=$("$LAB_CMD" addr --name "$lab" h2 1)
 	# The same bytes in all (SCALE_BYTES) whatever N, at least one WRITE a QP.
@@ -101,11 +101,17 @@ scale_point() {
 	# The last WRITE completed when the client starts to linger.
 	scale_wait_line "$ce" "linger for" "$cpid"
 	a1=$(scale_prog_stats "$ids1") a2=$(scale_prog_stats "$ids2")
-	grep -q "linger for" "$ce" 2>/dev/null && mb=$(scale_map_bytes "$lab" h2)
+	if grep -q "linger for" "$ce" 2>/dev/null; then
+		mb=$(scale_map_bytes "$lab" h2)
+		# The QPs up and idle: what each host's mrcd costs now (1 s, schedstat).
+		mapfile -t agents < "${MRC_LAB_STATE:-/run/mrc-lab}/$lab/agent.pids" 2> /dev/null
+		((${#agents[@]} >= 2)) && read -r -d '' ag1 ag2 < <(cpu_percent 1 "${agents[@]:0:2}")
+	fi
 	wait_pid "$cpid" $((SCALE_TIMEOUT_S + 10)) >> "$LOG" 2>&1
 	wait_pid "$spid" 15 >> "$LOG" 2>&1
 	sed "s/^/  client $n: /" "$ce" >> "$LOG"
 	jq -n -c --argjson n "$n" --argjson req "$req" --argjson mb "${mb:-null}" \
+		--argjson ag1 "${ag1:-null}" --argjson ag2 "${ag2:-null}" \
 		--argjson b1 "${b1:-null}" --argjson a1 "${a1:-null}" \
 		--argjson b2 "${b2:-null}" --argjson a2 "${a2:-null}" \
 		--slurpfile c "$cj" '
@@ -120,10 +126,11 @@ scale_point() {
 		   goodput_gbps: ($C.gbps // null), setup_seconds: ($C.setup_seconds // null),
 		   verified: ($C.verified == true and $C.qps_in_error == 0), qps_in_error: ($C.qps_in_error // null),
 		   bytes: ($C.bytes // null), client_tx_packets: ($C.tx_packets // null),
+		   agent_idle_cpu_percent: (if $ag1 != null and $ag2 != null then ([$ag1, $ag2] | max) else null end),
 		   error: (if $c[0] == null then "no JSON from the client" else $C.error end)}' \
 		>> "$SOUT/points.jsonl" 2>> "$LOG" ||
 		echo "{\"qps\": $n, \"requested\": $req, \"verified\": false, \"error\": \"no result\"}" >> "$SOUT/points.jsonl"
-	say "    $(tail -n 1 "$SOUT/points.jsonl" | jq -r '"map \(.map_bytes) B, \(.ns_per_data_packet) ns/DATA, \(.ns_per_sack) ns/SACK, \(.goodput_gbps) Gb/s, set-up \(.setup_seconds) s, verified \(.verified)\(if .error then ": " + .error else "" end)"')"
+	say "    $(tail -n 1 "$SOUT/points.jsonl" | jq -r '"map \(.map_bytes) B, \(.ns_per_data_packet) ns/DATA, \(.ns_per_sack) ns/SACK, \(.goodput_gbps) Gb/s, set-up \(.setup_seconds) s, mrcd idle \(.agent_idle_cpu_percent) %, verified \(.verified)\(if .error then ": " + .error else "" end)"')"
 }
 
 scale_section() {
@@ -170,7 +177,7 @@ scale_section() {
 		def at(n; k): ([$P[] | select(.qps == n)][0] // {})[k];
 		{qps: col("qps"), map_bytes: col("map_bytes"), ns_per_data_packet: col("ns_per_data_packet"),
 		 ns_per_sack: col("ns_per_sack"), goodput_gbps: col("goodput_gbps"),
-		 setup_seconds: col("setup_seconds"),
+		 setup_seconds: col("setup_seconds"), agent_idle_cpu_percent: col("agent_idle_cpu_percent"),
 		 verified: ($P | length > 0 and all(.verified)),
 		 qps_requested: $req, capped_at: (if $limit != null and ($req | max) > $limit then $limit else null end),
 		 qp_limit: $limit, points: $P,
@@ -182,7 +189,7 @@ scale_section() {
 			then (at(4096; "goodput_gbps") / at(1; "goodput_gbps") * 100 | round / 100) else null end),
 		 config: {write_size: $size, bytes_per_point: $total, lab: "2 hosts, 4 planes x 2 spines, MTU 9000",
 			client: "one mrc-perf client on h1 (--qps N, --verify), one server on h2"},
-		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1, deltas from every QP up to the last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS (docs/PERFORMANCE.md)"}' \
+		 definition: "map_bytes: bytes_memlock of the maps pinned under h2s bpffs plus the inner maps of its map-in-map maps, while the QPs are up; ns_per_data_packet: run_time_ns / run_cnt of mrc_xdp_rx on h2s interfaces (DATA), ns_per_sack: the same on h1 (SACKs), kernel.bpf_stats_enabled=1, deltas from every QP up to the last WRITE; goodput_gbps: aggregate of all QPs; setup_seconds: first HELLO until every QP is RTS; agent_idle_cpu_percent: the busier of the two hosts mrcds over 1 s with the QPs up and idle, per cent of one CPU (docs/PERFORMANCE.md)"}' \
 		"$SOUT/points.jsonl" > "$OUT/scale.json" 2>> "$LOG" || echo null > "$OUT/scale.json"
 	jq -e '.verified' "$OUT/scale.json" > /dev/null 2>&1 || SECTION_FAILED=1
 }
@@ -192,10 +199,10 @@ scale_table() {
 	jq -r 'def f: if . == null then "-" elif type == "number" then (. * 100 | round / 100 | tostring) else tostring end;
 	  .scale as $S | if $S == null then empty else
 	    "#== scale: one client h1 -> h2 with N QPs\(if $S.capped_at then " (asked \($S.qps_requested | map(tostring) | join(", ")); mrcd allows \($S.capped_at))" else "" end), ns/DATA 4096/1: \($S.ns_per_packet_4096_over_1 | f), Gb/s 4096/1: \($S.goodput_4096_over_1 | f)",
-	    (["QPs", "map MiB", "ns/DATA", "ns/SACK", "Gb/s", "set-up s", "verified"] | @tsv),
+	    (["QPs", "map MiB", "ns/DATA", "ns/SACK", "Gb/s", "set-up s", "mrcd idle %", "verified"] | @tsv),
 	    ($S.points[] | [(.qps | f), (if .map_bytes then .map_bytes / 1048576 else null end | f),
 	      (.ns_per_data_packet | f), (.ns_per_sack | f), (.goodput_gbps | f), (.setup_seconds | f),
-	      (.verified | f)] | @tsv),
+	      (.agent_idle_cpu_percent | f), (.verified | f)] | @tsv),
 	    "@@" end' "$1"
 }
 

@@ -49,26 +49,35 @@ find_proc() {
 	for c in $(cat "/proc/$1/task/"*/children 2>/dev/null); do find_proc "$c" "$2" && return 0; done
 	return 1
 }
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# cpu_percent SECONDS PID...: each process's user + system time over the
-# next SECONDS, in percent of one CPU.
+# proc_cpu_ns PID: the process's time on a CPU so far, in ns: the sum over
+# its threads of /proc/PID/task/TID/schedstat's first field (the stat
+# file's utime + stime count 10 ms ticks: 1% of one CPU over a 1 s window).
+proc_cpu_ns() {
+	cat "/proc/$1/task/"*/schedstat 2> /dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+# cpu_percent SECONDS PID...: each process's time on a CPU over the next
+# SECONDS, in percent of one CPU.
 cpu_percent() {
 	local s=$1 p a=() b=() w0 w1 i=0
 	shift
 	w0=$("$TT" now)
-	for p in "$@"; do a+=("$(proc_ticks "$p")"); done
+	for p in "$@"; do a+=("$(proc_cpu_ns "$p")"); done
 	sleep "$s"
 	w1=$("$TT" now)
-	for p in "$@"; do b+=("$(proc_ticks "$p")"); done
+	for p in "$@"; do b+=("$(proc_cpu_ns "$p")"); done
 	for p in "$@"; do
-		awk -v a="${a[$i]}" -v b="${b[$i]}" -v hz="$(getconf CLK_TCK)" -v w0="$w0" -v w1="$w1" \
-			'BEGIN { printf "%.3f\n", (b - a) / hz / ((w1 - w0) / 1e9) * 100 }'
+		awk -v a="${a[$i]}" -v b="${b[$i]}" -v w0="$w0" -v w1="$w1" \
+			'BEGIN { printf "%.3f\n", (b - a) / (w1 - w0) * 100 }'
 		i=$((i + 1))
 	done
 }
 idle_section() {
 	local base=$RUNS/idle spid cpid sp cp srv=null cli=null qps=null rc_c=1 rc_s=1 err=
+	local agents=() a1=null a2=null
 	agent_on
+	# The two hosts' mrcds (mrc-lab's agent.pids, h1 first): what the agent
+	# costs beside an idle QP.
+	mapfile -t agents < "${MRC_LAB_STATE:-/run/mrc-lab}/$LAB/agent.pids" 2> /dev/null
 	evp auto
 	rates off
 	say "== idle: mrc-perf server, then a connected QP, ${IDLE_S} s each"
@@ -83,7 +92,7 @@ idle_section() {
 		PIDS+=("$cpid")
 		if wait_for "$base.client.err" "idle for" && cp=$(find_proc "$cpid" mrc-perf); then
 			sleep 0.5	# past the bring-up
-			read -r -d '' cli qps < <(cpu_percent "$IDLE_S" "$cp" "$sp")
+			read -r -d '' cli qps a1 a2 < <(cpu_percent "$IDLE_S" "$cp" "$sp" "${agents[@]:0:2}")
 		else
 			err="the idle client did not start (see $base.client.err)"
 		fi
@@ -96,15 +105,17 @@ idle_section() {
 	rc_s=$?
 	[ -z "$err" ] && { [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ]; } && err="client exit $rc_c, server exit $rc_s"
 	jq -n -c --argjson s "$IDLE_S" --argjson srv "${srv:-null}" --argjson cli "${cli:-null}" \
-		--argjson qps "${qps:-null}" --arg err "$err" \
+		--argjson qps "${qps:-null}" --argjson a1 "${a1:-null}" --argjson a2 "${a2:-null}" --arg err "$err" \
 		--slurpfile c <(jq -c . "$base.client.json" 2>/dev/null | tail -n 1 | grep . || echo '{}') '
 		{seconds: $s, server_cpu_percent: $srv,
 		 qp_cpu_percent: (if $cli != null and $qps != null then ($cli + $qps) * 1000 | round / 1000 else null end),
 		 qp_client_cpu_percent: $cli, qp_server_cpu_percent: $qps,
+		 agent_h1_cpu_percent: $a1, agent_h2_cpu_percent: $a2,
+		 agent_cpu_percent: (if $a1 != null and $a2 != null then ([$a1, $a2] | max) else null end),
 		 cc_sleeps: $c[0].cc_sleeps, ok: ($err == ""), error: (if $err == "" then null else $err end),
-		 method: "utime + stime of the process from /proc/PID/stat over the window, per cent of one CPU; qp: client + server processes (both ends of one idle QP), from 0.5 s after the client went idle (mrc-perf client --idle)"}' \
+		 method: "time on a CPU of the process (its threads) from /proc/PID/task/*/schedstat over the window, per cent of one CPU; qp: client + server processes (both ends of one idle QP), from 0.5 s after the client went idle (mrc-perf client --idle); agent: each host'"'"'s mrcd over the same window, agent_cpu_percent the busier of the two"}' \
 		> "$OUT/idle.json"
-	say "  $(jq -c '{server_cpu_percent, qp_cpu_percent, qp_client_cpu_percent, qp_server_cpu_percent, error}' "$OUT/idle.json")"
+	say "  $(jq -c '{server_cpu_percent, qp_cpu_percent, qp_client_cpu_percent, qp_server_cpu_percent, agent_cpu_percent, error}' "$OUT/idle.json")"
 	[ -z "$err" ] || SECTION_FAILED=1
 }
 
@@ -236,6 +247,7 @@ EXTRA_JQ='
 	 contended_goodput_vs_capacity: $ct.systems.mrc.of_capacity,
 	 contended_goodput_vs_capacity_mptcp: $ct.systems.mptcp.of_capacity,
 	 idle_qp_cpu_percent: $I.qp_cpu_percent, idle_server_cpu_percent: $I.server_cpu_percent,
+	 idle_agent_cpu_percent: ($I.agent_cpu_percent // null),
 	 goodput_vs_udp_limit: (if $lim then ratio($lim.mrc.gbps; $lim.best_gbps) else null end),
 	 cpu_per_gb_udp_limit_over_mrc: (if $lim then ratio($lim.best_total_cpu_s_per_gb; $lim.mrc.total_cpu_s_per_gb) else null end)};'
 
@@ -251,10 +263,11 @@ extra_tables() {
 		(.value.of_capacity | f), (.value.verified | f)] | @tsv),
 	    "@@" else empty end),
 	  (if $J.idle then
-	    "#== idle: per cent of one CPU over \($J.idle.seconds) s (/proc/PID/stat)",
-	    (["idle server", "idle QP (both ends)", "client", "server", "cc_sleeps"] | @tsv),
+	    "#== idle: per cent of one CPU over \($J.idle.seconds) s (schedstat)",
+	    (["idle server", "idle QP (both ends)", "client", "server", "mrcd h1", "mrcd h2", "cc_sleeps"] | @tsv),
 	    ([($J.idle.server_cpu_percent | f), ($J.idle.qp_cpu_percent | f), ($J.idle.qp_client_cpu_percent | f),
-	      ($J.idle.qp_server_cpu_percent | f), ($J.idle.cc_sleeps | f)] | @tsv),
+	      ($J.idle.qp_server_cpu_percent | f), ($J.idle.agent_h1_cpu_percent | f),
+	      ($J.idle.agent_h2_cpu_percent | f), ($J.idle.cc_sleeps | f)] | @tsv),
 	    "@@" else empty end),
 	  (if $J.limit then
 	    "#== limit: plain UDP h1 -> h2 (mrc-udp-blast) beside MRC-XDP and one TCP stream (CPU: both processes + softirq)",
@@ -274,7 +287,7 @@ extra_tables() {
 	    "@@" else empty end),
 	  (.headline as $h | "#== headline: goodput_vs_mptcp \($J.goodput_vs_mptcp | f) (mean of the rounds \($h.goodput_vs_mptcp_mean_of_rounds | f)), goodput_vs_tcp \($h.goodput_vs_tcp | f), goodput_vs_capacity \($J.goodput_vs_capacity | f), contended \($h.contended_goodput_vs_capacity | f) (MPTCP \($h.contended_goodput_vs_capacity_mptcp | f)), stall_ratio_mptcp_over_mrc \($J.stall_ratio_mptcp_over_mrc | f)",
 	   "#+   cpu_per_gb_tcp_over_mrc \($h.cpu_per_gb_tcp_over_mrc | f), rate_limited_cpu_per_gb_mptcp_over_mrc \($h.rate_limited_cpu_per_gb_mptcp_over_mrc | f), small_write_goodput_vs_tcp \($h.small_write_goodput_vs_tcp | f), small_write_p50_tcp_over_mrc \($h.small_write_p50_tcp_over_mrc | f)",
-	   "#+   idle_qp_cpu_percent \($h.idle_qp_cpu_percent | f), idle_server_cpu_percent \($h.idle_server_cpu_percent | f), goodput_vs_udp_limit \($h.goodput_vs_udp_limit | f), cpu_per_gb_udp_limit_over_mrc \($h.cpu_per_gb_udp_limit_over_mrc | f)",
+	   "#+   idle_qp_cpu_percent \($h.idle_qp_cpu_percent | f), idle_server_cpu_percent \($h.idle_server_cpu_percent | f), idle_agent_cpu_percent \($h.idle_agent_cpu_percent | f), goodput_vs_udp_limit \($h.goodput_vs_udp_limit | f), cpu_per_gb_udp_limit_over_mrc \($h.cpu_per_gb_udp_limit_over_mrc | f)",
 	   "#+   step_max_ratio_tcp_over_mrc \($h.step_max_ratio_tcp_over_mrc | f), fault_step_slowdown_mrc \($h.fault_step_slowdown_mrc | f) (allreduce over \($h.allreduce_provider | f))",
 	   "#+   every transfer verified: \($J.verified)\(($J.failed_runs // []) as $x | if ($x | length) > 0 then " (failed runs: " + ([$x[] | "\(.id) \(.system) \(.planes)p \(.mode)" + (if .rerun then ", run again as \(.rerun)" else "" end)] | join("; ")) + ")" else "" end)",
 	   "@@")' "$1"
