@@ -48,7 +48,7 @@ ISSUE15_KEYS="goodput_vs_tcp goodput_vs_mptcp cpu_per_gb_tcp_over_mrc
 	rate_limited_cpu_per_gb_mptcp_over_mrc small_write_goodput_vs_tcp
 	small_write_p50_tcp_over_mrc contended_goodput_vs_capacity
 	contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent idle_server_cpu_percent
-	goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc"
+	idle_agent_cpu_percent goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc"
 begin bench_smoke_issue15_keys
 for k in $ISSUE15_KEYS; do
 	check "headline.$k is a number >= 0" jqt --arg k "$k" '.headline[$k] | type == "number" and . >= 0' "$J"
@@ -57,6 +57,8 @@ check "idle.server_cpu_percent and idle.qp_cpu_percent are numbers, idle.ok" \
 	jqt '.idle.ok and (.idle.server_cpu_percent | type == "number") and (.idle.qp_cpu_percent | type == "number")' "$J"
 check "idle_qp_cpu_percent is both ends' sum" \
 	jqt '(.idle.qp_client_cpu_percent + .idle.qp_server_cpu_percent - .idle.qp_cpu_percent | fabs) < 0.01' "$J"
+check "idle: each host's mrcd measured (it runs: more than 0), agent_cpu_percent the busier" \
+	jqt '.idle | .agent_h1_cpu_percent > 0 and .agent_h2_cpu_percent > 0 and .agent_cpu_percent == ([.agent_h1_cpu_percent, .agent_h2_cpu_percent] | max)' "$J"
 check "contended: mrc, mptcp and tcp, each verified, with the hog" \
 	jqt '[.runs[] | select(.section == "contended" and .verified and .hog != null) | .system] | sort == ["mptcp", "mrc", "tcp"]' "$J"
 check "contended: capacity 4 x rate for mrc" jqt '.contended.systems.mrc.capacity_gbps == 4 * .goodput.rate_bps / 1e9' "$J"
@@ -80,6 +82,8 @@ for k in map_bytes ns_per_data_packet ns_per_sack goodput_gbps setup_seconds; do
 	check "scale.$k: one number per point" \
 		jqt --arg k "$k" '.scale as $s | ($s[$k] | length) == ($s.qps | length) and all($s[$k][]; type == "number" and . > 0)' "$J"
 done
+check "scale.agent_idle_cpu_percent: one number per point (the mrcds with the QPs idle)" \
+	jqt '.scale as $s | ($s.agent_idle_cpu_percent | length) == ($s.qps | length) and all($s.agent_idle_cpu_percent[]; type == "number" and . >= 0)' "$J"
 check "scale: every point verified" jqt '.scale.verified == true' "$J"
 check "headline.scale_ns_per_packet_4096_over_1 is there, a number or null" \
 	jqt '.headline | has("scale_ns_per_packet_4096_over_1") and (.scale_ns_per_packet_4096_over_1 | type == "number" or . == null)' "$J"
@@ -103,7 +107,7 @@ rm -f "$skip/scale.json"
 check "without scale.json: scale null, its headline key null" \
 	jqt '.scale == null and (.headline | has("scale_ns_per_packet_4096_over_1")) and .headline.scale_ns_per_packet_4096_over_1 == null' "$skip/results.json"
 for k in contended_goodput_vs_capacity contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent \
-	idle_server_cpu_percent goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc; do
+	idle_server_cpu_percent idle_agent_cpu_percent goodput_vs_udp_limit cpu_per_gb_udp_limit_over_mrc; do
 	check "headline.$k null" jqt --arg k "$k" '.headline | has($k) and .[$k] == null' "$skip/results.json"
 done
 check "headline.goodput_vs_tcp still a number" jqt '.headline.goodput_vs_tcp | type == "number"' "$skip/results.json"
