@@ -172,7 +172,6 @@ void pe_walk_refresh(struct probe_engine *pe)
 	struct pe_walk *w = &pe->walk;
 	uint32_t n_owned = 0, kept = 0;
 
-	w->refreshed_ns = pe->now;
 	w->refreshes++;
 	if (map_read_all(pe->pins.fd[MRC_PIN_QP_OWNER], sizeof(uint32_t), sizeof(uint32_t),
 			 pe->max_qps, w->keys, w->vals, &n_owned))
@@ -182,7 +181,9 @@ void pe_walk_refresh(struct probe_engine *pe)
 	for (uint32_t i = 0; i < w->n; i++) {
 		uint32_t slot = w->slot[i];
 
-		if (holds(pe, slot)) {
+		/* Still claimed: kept as it is (dropping and adding it back
+		 * would unmap and map its tables: 4 system calls a refresh). */
+		if (w->owned_at[slot] == w->refreshes || holds(pe, slot)) {
 			w->hot[kept] = w->hot[i];
 			w->slot[kept++] = slot;
 			w->pos[slot] = kept;
@@ -198,6 +199,8 @@ void pe_walk_refresh(struct probe_engine *pe)
 	for (uint32_t i = 0; i < n_owned; i++)
 		if (w->keys[i])
 			pe_walk_add(pe, mrc_qpn_to_slot(w->keys[i]));
+	/* The next one a period after this one ends, however long it took. */
+	w->refreshed_ns = mono_ns();
 }
 
 /* Ticks between refreshes: PE_WALK_REFRESH_TICKS, more for a long walk. */
@@ -214,7 +217,7 @@ void pe_walk_tick(struct probe_engine *pe)
 {
 	struct pe_walk *w = &pe->walk;
 
-	if (pe->now - w->refreshed_ns >= refresh_ticks(w) * PE_TICK_MS * MS_NS)
+	if (pe->now >= w->refreshed_ns + refresh_ticks(w) * PE_TICK_MS * MS_NS)
 		pe_walk_refresh(pe);
 	w->part = (w->part + w->parts_now) & w->part_mask;
 	w->parts_now = pe->tick_ms > PE_TICK_MS ? pe->tick_ms / PE_TICK_MS : 1;
