@@ -37,8 +37,9 @@ link_id() { awk -v n="$1" '$3 == n { print $2; exit }' "$PORTS"; }
 labctl_set() { "$LABCTL" set "$PIN" "$(link_id "$1")" "${@:2}" > /dev/null; }
 
 # The lab's `fault pP-hH up` restores the leaf's routes and neighbours in
-# a dozen commands; flapping needs it faster: one `ip -batch` that mirrors
-# mrc-lab's leaf_config for the access link (MAC 02:4d:01:P:H:00).
+# a run of mrc-lab (a bash script, its lock, then one `ip -batch`);
+# flapping needs it faster: the `ip -batch` alone, mirroring mrc-lab's
+# leaf_config for the access link (MAC 02:4d:01:P:H:00).
 access_down() { ip -n "$LAB-p$1-l$2" link set dev h down; }
 access_up() {
 	local p=$1 h=$2 mac

@@ -236,7 +236,7 @@ H2=$(lab addr h2 1)
 # Simple commands, so $! is mrc-perf itself (mrc-lab exec execs it).
 "$LAB_CMD" exec --name "$LAB" h2 -- "$PERF" server > "$tmp/server.out" 2>&1 &
 SERVER_PID=$!
-sleep 0.5
+wait_line listening "$tmp/server.out"
 "$LAB_CMD" exec --name "$LAB" h1 -- "$PERF" client "$H2" --size 64k --bytes 16g \
 	--timeout-s 600 > "$tmp/client1.out" 2>&1 &
 CLIENT_PID=$!

@@ -99,7 +99,8 @@ for ((h = 1; h <= HOSTS; h++)); do
 	servers+=($!)
 	BG_PIDS+=($!)
 done
-sleep 0.5
+# Each listening (wait_line: 10 s at most), not a fixed pause.
+for ((h = 1; h <= HOSTS; h++)); do wait_line listening "$tmp/server$h.err"; done
 
 clients=()
 for ((h = 1; h <= HOSTS; h++)); do
@@ -183,8 +184,16 @@ for ((h = 1; h <= HOSTS; h++)); do
 done
 end
 
-# Let the servers see the clients' last DONE and close, then stop them.
-sleep 1
+# Let the servers see the clients' last DONE and close (each session ends
+# with its JSON line: until every server has one per client, 10 s at
+# most), then stop them.
+sessions_ended() {
+	local h
+	for ((h = 1; h <= HOSTS; h++)); do
+		[ "$(wc -l < "$tmp/server$h.json")" -ge $((HOSTS - 1)) ] || return 1
+	done
+}
+for ((i = 0; i < 100; i++)); do sessions_ended && break; sleep 0.1; done
 for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null; done
 for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null; done
 
@@ -219,7 +228,7 @@ if [ -n "$limit" ]; then
 	"$LAB_CMD" exec --name "$LAB" h2 "$PERF" server --port $PORT --once \
 		> /dev/null 2> "$tmp/enospc_server.err" &
 	BG_PIDS+=($!)
-	sleep 0.3
+	wait_line listening "$tmp/enospc_server.err"
 	lab exec h1 "$PERF" client "$(lab addr h2 1)" --port $PORT --qps $((limit + 1)) \
 		--size 4k --iters 1 --json --timeout-s 120 > "$tmp/enospc.json" 2> "$tmp/enospc.err"
 	check "exit status 1" eq "$?" 1

@@ -202,7 +202,9 @@ static int mc_write_size(struct mclient *c, uint64_t size, uint64_t ops,
 		now = n ? now_ns() : 0;
 		for (k = 0; k < n; k++)
 			mc_complete(c, &wc[k], now, ops);
-		if (++spins % CHECK_EVERY == 0) {
+		/* A stop every turn, not every CHECK_EVERY: a turn may sleep
+		 * in mrc_poll_cq() (1 ms with full windows). */
+		if (++spins % CHECK_EVERY == 0 || stop_requested) {
 			if (mc_check_alive(c, "WRITEs were in flight") || mc_check_servers(c))
 				return -1;
 			mc_drain_async(c);

@@ -89,7 +89,7 @@
 #define MRC_MAX_HDR_LEN		40
 
 #define POLL_BATCH		32
-#define CHECK_EVERY		1024	/* data loop: spins between deadline checks */
+#define CHECK_EVERY		1024	/* data loop: turns between deadline checks */
 #define CTL_PEEK_EVERY		16	/* server: CQ polls between socket peeks */
 #define ASYNC_DRAIN_MAX		64
 #define CONNECT_RETRY_MS	3000	/* the server may still be starting */

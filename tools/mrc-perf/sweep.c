@@ -3,8 +3,8 @@
  * mrc-perf client, the data phase: for each size (one, or every power of
  * two of a --sweep) BEGIN, then the timed loop that keeps `depth` WRITEs
  * posted and times each from post to completion, then --verify. The loop
- * polls the CQ, the clock and, every CHECK_EVERY turns, the deadline and
- * the control socket.
+ * polls the CQ, the clock and stop_requested (SIGINT/SIGTERM) every turn,
+ * and every CHECK_EVERY turns the deadline and the control socket.
  */
 #include "perf.h"
 
@@ -184,7 +184,10 @@ static int client_write_size(struct client *c, uint64_t size, uint64_t ops,
 				return -1;
 			done += (uint64_t)ret;
 		}
-		if (++spins % CHECK_EVERY == 0 &&
+		/* A stop is looked at every turn: a turn may sleep in
+		 * mrc_poll_cq() (1 ms with a full window), so CHECK_EVERY
+		 * turns can be seconds. */
+		if ((++spins % CHECK_EVERY == 0 || stop_requested) &&
 		    (client_check_alive(c, "WRITEs were in flight") ||
 		     client_check_server(c)))
 			return -1;
