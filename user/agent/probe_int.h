@@ -16,16 +16,16 @@
  *
  * Per QP slot the engine keeps what it knows of each EV (GOOD, ASSUMED_BAD
  * or DENIED) and the EV's probe state. It learns of slots from XDP's
- * events, from port status, and from a cheap look at the `n_down` of
- * every table in the walk each tick; it forgets a slot when its QP leaves
+ * events, from port status, and from a look at the `n_down` of each
+ * table in the walk in its turn (PE_SLICE); it forgets a slot when its QP leaves
  * RTS or is created anew (mrc_tx generation), both read from the mmapped
  * mrc_tx. mrc_qps (one syscall) is read only when a slot is first looked at.
  *
  * The walk: the slots whose QP numbers are claimed in mrc_qp_owner (read
- * in one batch every PE_WALK_REFRESH_TICKS ticks) and the slots the
- * engine still holds something for. A tick costs O(QPs that exist), not
- * O(mrcd --max-qps): a host sized for 65,536 QPs with ten in use looks at
- * ten tables.
+ * in one batch every PE_WALK_REFRESH_TICKS ticks' time or more) and the
+ * slots the engine still holds something for. A tick looks at O(one part
+ * of the QPs that exist), not O(mrcd --max-qps): a host sized for 65,536
+ * QPs with ten in use looks at ten tables.
  */
 #ifndef MRC_PROBE_INT_H
 #define MRC_PROBE_INT_H
@@ -59,8 +59,8 @@
 /*
  * How many walked slots a tick looks at in turn. Each QP's tables are
  * pages of their own (per-QP state maps), so looking at every one of
- * 4,096 QPs every 2 ms tick took an mrcd 20% of a CPU and evicted the
- * data path's cache lines and TLB entries. A tick looks at the slots of
+ * 4,096 QPs every 2 ms tick took an mrcd 20% of a CPU (a page walk per
+ * look, most of them missing the caches). A tick looks at the slots of
  * one of 2^k parts of the walk (slot & mask: QP numbers are random, so
  * the parts are even), enough parts that each holds about PE_SLICE: every
  * slot every tick up to 64 QPs, every 64 ticks (128 ms) at 4,096. An
