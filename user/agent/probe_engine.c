@@ -109,18 +109,20 @@ void pe_say(const struct probe_engine *pe, const char *fmt, ...)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* Tick every `ms` from now on (a no-op when it already does). */
-static void set_tick(struct probe_engine *pe, uint32_t ms)
+/* Tick every `ms` from now on (a no-op when it already does); -errno on failure. */
+static int set_tick(struct probe_engine *pe, uint32_t ms)
 {
 	struct itimerspec its = {
 		.it_interval = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L },
 		.it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L },
 	};
 
-	if (pe->tick_ms == ms || pe->timer_fd < 0)
-		return;
-	if (!timerfd_settime(pe->timer_fd, 0, &its, NULL))
-		pe->tick_ms = ms;
+	if (pe->tick_ms == ms)
+		return 0;
+	if (pe->timer_fd < 0 || timerfd_settime(pe->timer_fd, 0, &its, NULL))
+		return -errno;
+	pe->tick_ms = ms;
+	return 0;
 }
 
 /* Anything to do before the next idle tick would come? */
@@ -341,15 +343,10 @@ static int open_plane(struct probe_engine *pe, int i, char *err, size_t errlen)
 
 static int open_timer(struct probe_engine *pe, char *err, size_t errlen)
 {
-	struct itimerspec its = {
-		.it_interval = { .tv_nsec = PE_TICK_MS * 1000000L },
-		.it_value = { .tv_nsec = PE_TICK_MS * 1000000L },
-	};
-
 	pe->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (pe->timer_fd < 0 || timerfd_settime(pe->timer_fd, 0, &its, NULL))
+	pe->tick_ms = 0;
+	if (pe->timer_fd < 0 || set_tick(pe, PE_TICK_MS))
 		return fail(-1, err, errlen, "timerfd: %s", strerror(errno));
-	pe->tick_ms = PE_TICK_MS;
 	return 0;
 }
 

@@ -128,7 +128,7 @@ static int demote_plane(struct probe_engine *pe, uint16_t plane, uint8_t reason,
 			continue;
 		matched++;
 		s->quiet = false;
-		pe->walk.hot[w] = 1;
+		pe_walk_wake(pe, slot);
 		for (uint32_t idx = 0; idx < s->n_evs; idx++)
 			if (MRC_EV_WORD_PLANE(entry_word(pe, slot, idx)) == plane)
 				pe_demote(pe, slot, s, idx, reason, counter);
@@ -150,7 +150,7 @@ static int probe_plane_now(struct probe_engine *pe, uint16_t plane, const uint8_
 			continue;
 		matched++;
 		s->quiet = false;
-		pe->walk.hot[w] = 1;
+		pe_walk_wake(pe, slot);
 		for (uint32_t idx = 0; idx < s->n_evs; idx++) {
 			struct pe_ev *e = &s->ev[idx];
 
