@@ -66,17 +66,20 @@ struct {
 } mrc_peers SEC(".maps");
 
 /*
- * Each QP's state (by slot) is a map of its own, so that mrcd can hand an
- * application the fds of its own QPs' state and nothing else: libmrc
- * creates the three inner maps when it creates a QP and maps them (one
- * entry each, BPF_F_MMAPABLE); it and mrcd change entries with
- * compare-and-swap. A slot without an inner map (no QP) reads as NULL.
- * The templates carry no BPF_F_INNER_MAP: every inner map has the same
- * size, so the verifier inlines the inner lookup like a plain array's.
+ * Each QP's state (by slot) lives in maps of its owner's, so that mrcd can
+ * hand an application the fds of its own QPs' state and nothing else:
+ * libmrc (or mrcd's broker for it) creates the three maps as blocks of
+ * entries (BPF_F_MMAPABLE), one entry per QP, mrc_qp_info.state_idx, and
+ * maps each QP's entry; it and mrcd change entries with compare-and-swap.
+ * One owner's QPs side by side share pages: with a page per QP, a packet
+ * of one of thousands of QPs cost a TLB miss (docs/PERFORMANCE.md, "The
+ * regression's cause"). Blocks grow with the owner, so their sizes differ
+ * (BPF_F_INNER_MAP). A slot without a map, or whose map has no entry
+ * state_idx, reads as NULL.
  */
 struct mrc_qp_evs_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mrc_qp_evs);
@@ -84,7 +87,7 @@ struct mrc_qp_evs_map {
 
 struct mrc_rx_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mrc_rx_state);
@@ -92,7 +95,7 @@ struct mrc_rx_map {
 
 struct mrc_tx_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mrc_tx_state);
@@ -366,20 +369,35 @@ static __always_inline void *inner_entry(void *outer, __u32 slot)
 	return inner ? bpf_map_lookup_elem(inner, &mrc_inner_key) : NULL;
 }
 
-/* A QP's state by slot; NULL when the slot has no QP (no inner map). */
+/*
+ * A QP's entry of a state map by slot; NULL when the slot has no QP (no
+ * map, or no entry state_idx). The key is the QP's own mrc_qps value: no
+ * stack either.
+ */
+static __always_inline void *qp_state_entry(void *outer, __u32 slot)
+{
+	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
+	void *inner;
+
+	if (!info)
+		return NULL;
+	inner = bpf_map_lookup_elem(outer, &slot);
+	return inner ? bpf_map_lookup_elem(inner, &info->state_idx) : NULL;
+}
+
 static __always_inline struct mrc_rx_state *qp_rx_state(__u32 slot)
 {
-	return inner_entry(&mrc_rx, slot);
+	return qp_state_entry(&mrc_rx, slot);
 }
 
 static __always_inline struct mrc_tx_state *qp_tx_state(__u32 slot)
 {
-	return inner_entry(&mrc_tx, slot);
+	return qp_state_entry(&mrc_tx, slot);
 }
 
 static __always_inline struct mrc_qp_evs *qp_ev_table(__u32 slot)
 {
-	return inner_entry(&mrc_qp_evs, slot);
+	return qp_state_entry(&mrc_qp_evs, slot);
 }
 
 /* A window's view by cc slot; NULL when no process claimed the window. */

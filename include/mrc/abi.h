@@ -310,7 +310,7 @@ MRC_ABI_ASSERT_SIZE(struct mrc_eph, 40);
  * bump it whenever a shared struct, a map's size or a meaning changes.
  * mrcd stores it in mrc_cfg; user/common/pins.c checks it.
  */
-#define MRC_ABI_VERSION		7	/* 7: per-QP state inner maps (mrc_rx, mrc_tx, mrc_qp_evs, mrc_cc_view); 6: SRv6 EVs */
+#define MRC_ABI_VERSION		8	/* 8: QP state in blocks (mrc_qp_info.state_idx); 7: per-QP state inner maps (mrc_rx, mrc_tx, mrc_qp_evs, mrc_cc_view); 6: SRv6 EVs */
 
 /*
  * How many QPs and processes a host serves is mrcd's choice (--max-qps,
@@ -408,8 +408,17 @@ struct mrc_qp_info {
 	 * (network byte order, e.g. fd00:5::/32 is 0xfd000005 big endian).
 	 */
 	__u32	srv6_block;
+	/*
+	 * The QP's entry in its state maps (mrc_rx, mrc_tx, mrc_qp_evs at
+	 * its slot): one owner's QPs share blocks of entries, side by side,
+	 * so the fast path does not take a page (and a TLB miss) per QP.
+	 * Set by the entry's allocator (libmrc, or mrcd's broker, which
+	 * overrides what an application asks); a slot's map has no such
+	 * entry: no state (the lookup fails).
+	 */
+	__u32	state_idx;
 };
-MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 172);
+MRC_ABI_ASSERT_SIZE(struct mrc_qp_info, 176);
 
 /* The RoCEv2 ICRC trailer, and the BTH bytes it masks (mrc/icrc.h). */
 #define MRC_ICRC_LEN		4
@@ -503,8 +512,8 @@ static inline __u32 mrc_ev_word_with(__u32 w, __u8 state, __u8 flags)
 #define MRC_EV_WORD_FLAGS(w)	((__u8)((w) >> 24))
 
 /*
- * A QP's paths, the one entry of its own BPF_F_MMAPABLE map (mrc_qp_evs
- * holds it at the QP's slot). TC egress walks `perm` (a permutation of 0..n_evs-1,
+ * A QP's paths, entry mrc_qp_info.state_idx of the BPF_F_MMAPABLE map
+ * mrc_qp_evs holds at the QP's slot (a block of its owner's QPs). TC egress walks `perm` (a permutation of 0..n_evs-1,
  * reshuffled each time the cursor wraps) and sends on the entry it names
  * if that entry is ACTIVE and GOOD; an entry in SKIP loses this turn and
  * becomes GOOD again. XDP moves entries between states from the SACKs.
@@ -716,8 +725,8 @@ MRC_ABI_ASSERT_SIZE(struct mrc_rev_evs, 6 * MRC_CACHE_LINE);
 MRC_ABI_ASSERT_LINE(struct mrc_rev_evs, pick);
 
 /*
- * Responder state of one QP, the one entry of its own BPF_F_MMAPABLE map
- * (mrc_rx holds it at the QP's slot): libmrc writes it
+ * Responder state of one QP, entry mrc_qp_info.state_idx of the
+ * BPF_F_MMAPABLE map mrc_rx holds at the QP's slot: libmrc writes it
  * as it places data, XDP reads it to drop duplicates and out-of-window
  * packets before they cost a socket wake-up. libmrc stays authoritative.
  * PSNs here are 32-bit extensions of the 24-bit wire PSN.
@@ -749,8 +758,8 @@ struct mrc_wr_rec {
 MRC_ABI_ASSERT_SIZE(struct mrc_wr_rec, 4);
 
 /*
- * Requester state of one QP, the one entry of its own BPF_F_MMAPABLE map
- * (mrc_tx holds it at the QP's slot). libmrc writes
+ * Requester state of one QP, entry mrc_qp_info.state_idx of the
+ * BPF_F_MMAPABLE map mrc_tx holds at the QP's slot. libmrc writes
  * snd_nxt and the WR ring tail; XDP advances snd_una, sack_max, loss_mark
  * and wr_head with atomic compare-and-swap, because SACKs of one QP can be
  * processed on several CPUs at once. XDP only sets `sacked` bits (for

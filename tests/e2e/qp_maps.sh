@@ -5,9 +5,10 @@
 # (bytes_memlock of its inner maps) than one with --mpr 32 (4096); both
 # transfers verify; bpftool shows the records' fields (the inner maps
 # carry the fast path's BTF); nothing is left once the client has exited.
-# A QP's state (mrc_rx, mrc_tx, mrc_qp_evs) and its window's view
-# (mrc_cc_view) are maps of their own too (ABI 7): one each while the QP
-# lives, with their fields in bpftool, and gone (freed) after it.
+# A QP's state (mrc_rx, mrc_tx, mrc_qp_evs) is an entry of blocks its
+# process's QPs share (ABI 8: mrc_qp_info.state_idx names it), its
+# window's view (mrc_cc_view) a map of its own: there while the QPs live,
+# with their fields in bpftool, and gone (freed) after them.
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=qpm lab_up --hosts 2 --planes 2 --spines 2
@@ -93,6 +94,36 @@ check "counters for the QP's EV table, both times" eq "$evs1" "$evs32"
 check "--mpr 1 holds less map memory than --mpr 32" between "$mem1" 1 $((mem32 - 1))
 end
 
+# One process's QPs share their state blocks: the slots of its 12 QPs
+# hold one map per state (blocks of 8 and 16 entries: two), each QP has an
+# entry of its own, which its mrc_qps record names.
+begin qp_maps.qps_share_blocks
+lab exec h1 "$PERF" client "$H2" --qps 12 --json --timeout-s 60 --size 16384 \
+	--iters 8 --verify --linger-s 3 > "$tmp/q12.json" 2> "$tmp/q12.err" &
+pid=$!
+BG_PIDS+=("$pid")
+for ((i = 0; i < 300; i++)); do
+	grep -q "linger for" "$tmp/q12.err" 2> /dev/null && break
+	sleep 0.1
+done
+check "client with 12 QPs done, lingering" grep -q "linger for" "$tmp/q12.err"
+check "12 slots hold rx state" eq "$(inner_ids mrc_rx | wc -l)" 12
+check "in two blocks" eq "$(inner_ids mrc_rx | sort -u | wc -l)" 2
+check "the tx state too" eq "$(inner_ids mrc_tx | sort -u | wc -l)" 2
+used=0
+for id in $(inner_ids mrc_rx | sort -u); do
+	used=$((used + $(bpftool -j map dump id "$id" |
+		jq '[.. | objects | select(has("cack") and .mpr > 0)] | length')))
+done
+check "12 entries in use, one per QP" eq "$used" 12
+check "mrc_qps names entries 0-7 and 0-3" eq "$(lab exec h1 bpftool -j map dump \
+	pinned "$PINS/mrc_qps" | jq -c '[.. | objects | select(has("state_idx") and
+		.state == 3) | .state_idx] | sort')" "[0,0,1,1,2,2,3,3,4,5,6,7]"
+check "the maps were read while the client ran" kill -0 "$pid"
+wait "$pid"
+check "12-QP client verified" eq "$(jq -r .verified "$tmp/q12.json")" true
+end
+
 begin qp_maps.freed_at_exit
 check "no send log left" eq "$(inner_ids mrc_send_log | wc -l)" 0
 check "no XDP counters left" eq "$(inner_ids mrc_ev_stats | wc -l)" 0
@@ -117,11 +148,13 @@ check "records dumped with their fields" eq "$(bpftool -j map dump id "${id:-0}"
 	jq '[.. | objects | select(has("psn") and has("ev_idx"))] |
 		length > 0')" true
 id=$(inner_ids mrc_rx | head -1)
-check "the QP's rx state, a map of its own" test -n "$id"
-check "named after the QP" eq "$(map_field "${id:-0}" name | sed 's/_[0-9]*$//')" mrc_rx
-check "its fields dumped by name" eq "$(bpftool -j map dump id "${id:-0}" |
+check "the QP's rx state, a block of its process's" test -n "$id"
+check "named as the process's first block" eq "$(map_field "${id:-0}" name)" mrc_rx_b0
+check "every entry's fields dumped by name" eq "$(bpftool -j map dump id "${id:-0}" |
 	jq '[.. | objects | select(has("cack") and has("mpr") and has("placed"))] |
-		length == 1')" true
+		length')" "$(map_field "${id:-0}" max_entries)"
+check "one entry in use: the QP's window" eq "$(bpftool -j map dump id "${id:-0}" |
+	jq '[.. | objects | select(has("cack") and .mpr > 0)] | length')" 1
 check "the maps were read while the client ran" kill -0 "$pid"
 wait "$pid"
 check "lingering client verified" eq "$(jq -r .verified "$tmp/cl.json")" true

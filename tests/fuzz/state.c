@@ -42,10 +42,18 @@ static struct mrc_nscc_params cc_shadow[FZ_QPS];
 
 static __u32 slot_of(int i);
 
-/* A fresh state map's fd, mapped (the fd closed); NULL on error. */
-static void *map_fd(int fd, size_t value_size)
+/*
+ * The fuzzed QPs' state entries: one block shared by them all, as one
+ * process's QPs share theirs; put_info_slot names each QP's entry.
+ */
+static struct mrc_state_blocks fz_blocks;
+static __u32 fz_state_idx[FZ_QPS];
+
+/* Entry idx of a fresh state map's fd, mapped (the fd closed); NULL on error. */
+static void *map_fd(int fd, __u32 idx, size_t value_size)
 {
-	void *p = fd < 0 ? NULL : mrc_state_map_fd(fd, value_size, PROT_READ | PROT_WRITE);
+	void *p = fd < 0 ? NULL : mrc_state_map_entry(fd, idx, value_size,
+						      PROT_READ | PROT_WRITE);
 
 	if (fd >= 0)
 		close(fd);
@@ -67,13 +75,14 @@ int fz_maps_open(struct fz_maps *m)
 		bpf_map_delete_elem(MFD(mrc_cc_view), &k);
 	}
 	for (i = 0; i < FZ_QPS; i++) {
-		if (mrc_qp_state_create(&fx_qpmaps, slot_of(i), fz_qpns[i], &fds))
+		if (mrc_qp_state_create(&fx_qpmaps, &fz_blocks, slot_of(i), fz_qpns[i], &fds))
 			return -1;
-		m->tx[i] = map_fd(fds.tx, sizeof(*m->tx[i]));
-		m->rx[i] = map_fd(fds.rx, sizeof(*m->rx[i]));
-		m->evs[i] = map_fd(fds.evs, sizeof(*m->evs[i]));
+		fz_state_idx[i] = fds.idx;
+		m->tx[i] = map_fd(fds.tx, fds.idx, sizeof(*m->tx[i]));
+		m->rx[i] = map_fd(fds.rx, fds.idx, sizeof(*m->rx[i]));
+		m->evs[i] = map_fd(fds.evs, fds.idx, sizeof(*m->evs[i]));
 		m->view[i] = map_fd(mrc_cc_view_create(&fx_qpmaps, MFD(mrc_cc_view), (__u32)i),
-				    sizeof(*m->view[i]));
+				    0, sizeof(*m->view[i]));
 		if (!m->tx[i] || !m->rx[i] || !m->evs[i] || !m->view[i])
 			return -1;
 	}
@@ -90,6 +99,7 @@ void fz_maps_close(struct fz_maps *m)
 		mrc_state_unmap(m->evs[i], sizeof(*m->evs[i]));
 		mrc_state_unmap(m->view[i], sizeof(*m->view[i]));
 	}
+	mrc_state_blocks_fini(&fz_blocks);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -116,7 +126,13 @@ static void clear_bit_in(__u64 *bm, __u32 psn)
 /* libmrc's mrc_qp_publish_state: the whole record, one system call. */
 static void put_info_slot(__u32 slot, const struct mrc_qp_info *q)
 {
-	if (bpf_map_update_elem(MFD(mrc_qps), &slot, q, BPF_ANY))
+	struct mrc_qp_info with_entry = *q;
+
+	/* The QP's entry is its allocator's (fz_maps_open), like libmrc's. */
+	for (int i = 0; i < FZ_QPS; i++)
+		if (slot_of(i) == slot)
+			with_entry.state_idx = fz_state_idx[i];
+	if (bpf_map_update_elem(MFD(mrc_qps), &slot, &with_entry, BPF_ANY))
 		ASSERT_TRUE(0, "write mrc_qps");
 }
 

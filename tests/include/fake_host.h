@@ -40,7 +40,7 @@ static inline int fake_map(const struct mrc_pin_spec *s, uint32_t max_qps,
 	int tmpl = -1, fd;
 
 	if (s->inner_value_size) {
-		LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_MMAPABLE);
+		LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = s->inner_flags);
 
 		tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fake_state", sizeof(__u32),
 				      s->inner_value_size, 1, &io);

@@ -170,8 +170,15 @@ void put_qp(const struct mrc_qp_info *q);
 void get_state_of(int outer_fd, __u32 slot, void *value, size_t size, const char *what);
 void put_state_of(int outer_fd, __u32 slot, const void *value, size_t size,
 		  const char *what);
-/* Fresh, zeroed state maps for the QP in slot / a view for window k. */
+/*
+ * Fresh, zeroed state for the QP in slot (an entry of the fixture's
+ * blocks: fx_idx_of(slot), which put_qp writes for the test QP) / a view
+ * for window k. reset_maps() gives FX_NEIGHBOUR_SLOT entry 0 and the test
+ * QP entry 1 of one block.
+ */
 void create_qp_state(__u32 slot);
+__u32 fx_idx_of(__u32 slot);
+#define FX_NEIGHBOUR_SLOT	1	/* QP 2: no test uses it */
 void create_cc_view(__u32 k);
 /* A QP whose EV table was never published: no send log, no counters. */
 void remove_log_maps(__u32 slot);

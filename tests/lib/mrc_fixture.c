@@ -254,21 +254,46 @@ void write_slot(int map_fd, const void *value, const char *what)
 }
 
 void get_qp(struct mrc_qp_info *q) { read_slot(MFD(mrc_qps), q, "read mrc_qps"); }
-void put_qp(const struct mrc_qp_info *q) { write_slot(MFD(mrc_qps), q, "write mrc_qps"); }
+
+/* The QP's entries in the fixture's state blocks (create_qp_state). */
+struct mrc_state_blocks fx_blocks;
+static __u32 fx_state_idx[MRC_QPS_LIMIT];
+
+__u32 fx_idx_of(__u32 slot)
+{
+	return slot < MRC_QPS_LIMIT ? fx_state_idx[slot] : 0;
+}
+
+/* The test QP's entry, whatever the test built: its state is there. */
+void put_qp(const struct mrc_qp_info *q)
+{
+	struct mrc_qp_info with_entry = *q;
+
+	with_entry.state_idx = fx_idx_of(SLOT);
+	write_slot(MFD(mrc_qps), &with_entry, "write mrc_qps");
+}
+
 /*
- * The entry of a per-slot state map (mrc_rx, mrc_tx, mrc_qp_evs,
- * mrc_cc_view: user/common/qpmaps.h); a write creates the inner map when
- * the slot has none.
+ * The slot's entry of a state map (mrc_rx, mrc_tx, mrc_qp_evs: the
+ * QP's entry, fx_idx_of; mrc_cc_view: its one entry; user/common/
+ * qpmaps.h); a write creates the map when the slot has none.
  */
+static __u32 entry_of(int outer_fd, __u32 slot)
+{
+	return outer_fd == MFD(mrc_cc_view) ? 0 : fx_idx_of(slot);
+}
+
 void get_state_of(int outer_fd, __u32 slot, void *value, size_t size, const char *what)
 {
-	ASSERT_EQ(mrc_qp_state_read(outer_fd, slot, value, size), 0, what);
+	ASSERT_EQ(mrc_qp_state_read(outer_fd, slot, entry_of(outer_fd, slot), value, size),
+		  0, what);
 }
 
 void put_state_of(int outer_fd, __u32 slot, const void *value, size_t size,
 		  const char *what)
 {
-	ASSERT_EQ(mrc_qp_state_write(outer_fd, slot, value, size), 0, what);
+	ASSERT_EQ(mrc_qp_state_write(outer_fd, slot, entry_of(outer_fd, slot), value,
+				     size), 0, what);
 }
 
 void get_rx(struct mrc_rx_state *rx)
@@ -319,14 +344,20 @@ void create_cc_view(__u32 k)
 		close(fd);
 }
 
-/* A fresh, zeroed state for the QP in slot (all three maps). */
+/*
+ * A fresh, zeroed state for the QP in slot: an entry of the fixture's
+ * blocks (all three maps), whose index the QP's mrc_qps entry must name
+ * (put_qp does for the test QP).
+ */
 void create_qp_state(__u32 slot)
 {
 	struct mrc_qp_state_fds fds;
 
-	if (!ASSERT_EQ(mrc_qp_state_create(&fx_qpmaps, slot, slot + 1, &fds), 0,
-		       "create a QP's state maps"))
+	if (!ASSERT_EQ(mrc_qp_state_create(&fx_qpmaps, &fx_blocks, slot, slot + 1, &fds),
+		       0, "create a QP's state maps"))
 		return;
+	if (slot < MRC_QPS_LIMIT)
+		fx_state_idx[slot] = fds.idx;
 	close(fds.rx);
 	close(fds.tx);
 	close(fds.evs);
@@ -582,6 +613,13 @@ void reset_maps(void)
 		bpf_map_delete_elem(MFD(mrc_cc_view), &k);
 	}
 	publish_qp_maps(SLOT, MRC_WINDOW_MAX, MRC_MAX_EVS);
+	/*
+	 * Fresh blocks, whose first entry a neighbour QP takes: the test QP's
+	 * is entry 1, beside another QP's, as a process's QPs are.
+	 */
+	mrc_state_blocks_fini(&fx_blocks);
+	memset(fx_state_idx, 0, sizeof(fx_state_idx));
+	create_qp_state(FX_NEIGHBOUR_SLOT);
 	create_qp_state(SLOT);
 	for (k = 0; k < FX_CC_VIEWS; k++)
 		create_cc_view(k);
@@ -810,6 +848,7 @@ void fixture_cleanup(void)
 		mrc__destroy(skel);
 		skel = NULL;
 		mrc_qpmaps_fini(&fx_qpmaps);
+		mrc_state_blocks_fini(&fx_blocks);
 	}
 	remove_pin_dir();
 }

@@ -42,6 +42,9 @@ static struct probe_engine *pe;
 /* Each QP's mrc_tx state map, mmapped read-write (libmrc's view of it). */
 static struct mrc_tx_state *tx[MAX_QPS];
 static struct mrc_qpmaps qpmaps;	/* the state maps' outer maps */
+/* The QPs' state entries: one process's blocks, as libmrc makes them. */
+static struct mrc_state_blocks blocks;
+static struct mrc_qp_state_fds entry[MAX_QPS];
 
 #define NEED_ENGINE() do { if (!ASSERT_TRUE(host_ok && pe, "the engine on a fake host")) return; } while (0)
 
@@ -67,10 +70,12 @@ static int create_state(uint32_t slot)
 
 	if (tx[slot])
 		return 0;
-	rc = mrc_qp_state_create(&qpmaps, slot, mrc_slot_to_qpn(slot), &fds);
+	rc = mrc_qp_state_create(&qpmaps, &blocks, slot, mrc_slot_to_qpn(slot), &fds);
 	if (rc)
 		return rc;
-	tx[slot] = mrc_state_map_fd(fds.tx, sizeof(*tx[slot]), PROT_READ | PROT_WRITE);
+	entry[slot] = fds;
+	tx[slot] = mrc_state_map_entry(fds.tx, fds.idx, sizeof(*tx[slot]),
+				       PROT_READ | PROT_WRITE);
 	close(fds.rx);
 	close(fds.tx);
 	close(fds.evs);
@@ -87,6 +92,7 @@ static int put_rts(uint32_t slot)
 	if (rc)
 		return rc;
 	peer_of(slot, qi.peer_addrs[0]);
+	qi.state_idx = entry[slot].idx;
 	if (bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY) ||
 	    bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY))
 		return -errno;
@@ -103,6 +109,7 @@ static void destroy_qp(uint32_t slot)
 	__atomic_store_n(&tx[slot]->state, MRC_QPS_RESET, __ATOMIC_RELEASE);
 	bpf_map_update_elem(host.fd[MRC_PIN_QPS], &slot, &qi, BPF_ANY);
 	mrc_qpmaps_remove(&qpmaps, slot);
+	mrc_qp_state_release(&blocks, entry[slot].block, entry[slot].idx);
 	mrc_state_unmap(tx[slot], sizeof(*tx[slot]));
 	tx[slot] = NULL;
 	bpf_map_delete_elem(host.fd[MRC_PIN_QP_OWNER], &qpn);
@@ -370,6 +377,7 @@ int main(void)
 	pe_close(pe);
 	for (uint32_t s = 0; s < MAX_QPS; s++)
 		mrc_state_unmap(tx[s], sizeof(*tx[s]));
+	mrc_state_blocks_fini(&blocks);
 	fake_host_destroy(&host);
 	return host_ok ? TEST_EXIT() : 1;
 }

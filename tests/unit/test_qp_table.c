@@ -73,6 +73,7 @@ static int put_qp(uint32_t slot)
 	struct mrc_qp_info qi = {
 		.state = state_of(slot), .remote_qpn = slot + 7, .n_evs = N_EVS,
 		.n_peer_addrs = 2, .cc_slot = slot % 2 ? slot + 1 : 0,
+		.state_idx = slot % 3,	/* entries past the first: read at an offset */
 	};
 	struct mrc_qp_evs *evs = calloc(1, sizeof(*evs));
 	uint32_t qpn = mrc_slot_to_qpn(slot), pid = 1000 + slot;
@@ -91,7 +92,8 @@ static int put_qp(uint32_t slot)
 	    bpf_map_update_elem(host.fd[MRC_PIN_QP_OWNER], &qpn, &pid, BPF_ANY))
 		rc = -errno;
 	if (!rc)	/* the QP's own EV table map */
-		rc = mrc_qp_state_write(host.fd[MRC_PIN_QP_EVS], slot, evs, sizeof(*evs));
+		rc = mrc_qp_state_write(host.fd[MRC_PIN_QP_EVS], slot, qi.state_idx, evs,
+					sizeof(*evs));
 	free(evs);
 	return rc;
 }

@@ -114,7 +114,7 @@ int cc_view_read(const struct cc_view_src *s, struct mrc_cc_view *v)
 	if (!s->slot || s->fd_view < 0)
 		return -ENOENT;
 	/* The window's own map (-ENOENT once its process gave it back). */
-	return mrc_qp_state_read(s->fd_view, s->slot - 1, v, sizeof(*v));
+	return mrc_qp_state_read(s->fd_view, s->slot - 1, 0, v, sizeof(*v));
 }
 
 void cc_view_close(struct cc_view_src *s)

@@ -39,8 +39,8 @@ static struct ev_tables *read_ev_table(struct ctx *c, uint32_t qpn, int *rc)
 	}
 	if (cmd_find_qp(c, qpn, &t->info)) {
 		*rc = AGENT_EXIT_FAIL;
-	} else if ((err = mrc_qp_state_read(c->env->maps.qp_evs, slot, &t->evs,
-					     sizeof(t->evs)))) {
+	} else if ((err = mrc_qp_state_read(c->env->maps.qp_evs, slot,
+					     t->info.state_idx, &t->evs, sizeof(t->evs)))) {
 		*rc = failure(c, "reading the EV table of QP %u: %s", qpn, strerror(-err));
 	} else {
 		return t;
@@ -186,8 +186,8 @@ static int ev_set_state(struct ctx *c, const struct cmd_ev_select_req *sel,
 	 * this), as XDP, TC and libmrc change entries: nobody's concurrent
 	 * change is undone.
 	 */
-	evs = mrc_state_map_slot(c->env->maps.qp_evs, slot, sizeof(*evs),
-				 PROT_READ | PROT_WRITE);
+	evs = mrc_state_map_slot(c->env->maps.qp_evs, slot, t->info.state_idx,
+				 sizeof(*evs), PROT_READ | PROT_WRITE);
 	if (!evs) {
 		rc = failure(c, "cannot map the EV table of QP %u: %s", qpn,
 			     strerror(errno));

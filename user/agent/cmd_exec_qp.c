@@ -51,7 +51,7 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 	else if (slot > map_max_entries(m->cc_view))
 		snprintf(v->cc_err, sizeof(v->cc_err), "window %u is beyond the %u of "
 			 "mrc_cc_view", slot, map_max_entries(m->cc_view));
-	else if ((err = mrc_qp_state_read(m->cc_view, key, &v->ccv, sizeof(v->ccv))))
+	else if ((err = mrc_qp_state_read(m->cc_view, key, 0, &v->ccv, sizeof(v->ccv))))
 		snprintf(v->cc_err, sizeof(v->cc_err), "reading window %u of "
 			 "mrc_cc_view: %s", slot, err == -ENOENT ?
 			 "it has no view (its process gave it back)" : strerror(-err));
@@ -68,7 +68,7 @@ static void read_qp_cc(struct ctx *c, struct qp_view *v)
 int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 {
 	const struct agent_maps *m = &c->env->maps;
-	uint32_t slot = mrc_qpn_to_slot(qpn);
+	uint32_t slot = mrc_qpn_to_slot(qpn), idx;
 	struct mrc_qp_evs *evs;
 	int rc;
 
@@ -79,14 +79,15 @@ int cmd_read_qp_view(struct ctx *c, uint32_t qpn, struct qp_view *v)
 		return rc;
 	if (bpf_map_lookup_elem(m->qp_owner, &qpn, &v->owner))
 		v->owner = 0;
-	/* Each from the QP's own map; a QP without them reads as zero. */
+	/* Each from the QP's entry in its maps; a QP without them reads as zero. */
+	idx = v->info.state_idx;
 	evs = malloc(sizeof(*evs));
-	if (evs && !mrc_qp_state_read(m->qp_evs, slot, evs, sizeof(*evs)))
+	if (evs && !mrc_qp_state_read(m->qp_evs, slot, idx, evs, sizeof(*evs)))
 		count_evs(v, evs);
 	free(evs);
-	if (mrc_qp_state_read(m->tx, slot, &v->tx, sizeof(v->tx)))
+	if (mrc_qp_state_read(m->tx, slot, idx, &v->tx, sizeof(v->tx)))
 		memset(&v->tx, 0, sizeof(v->tx));
-	if (mrc_qp_state_read(m->rx, slot, &v->rx, sizeof(v->rx)))
+	if (mrc_qp_state_read(m->rx, slot, idx, &v->rx, sizeof(v->rx)))
 		memset(&v->rx, 0, sizeof(v->rx));
 	cmd_sum_percpu(m->qp_stats, slot, sizeof(struct mrc_qp_stats), v->counters);
 	read_qp_cc(c, v);

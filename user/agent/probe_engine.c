@@ -268,10 +268,12 @@ static int open_maps(struct probe_engine *pe, char *err, size_t errlen)
 	pe->max_qps = pe->pins.max_qps;
 	/* Each QP's, mapped slot by slot as the walk finds them (probe_walk.c). */
 	rc = mrc_state_maps_open(&pe->evs, pe->pins.fd[MRC_PIN_QP_EVS],
-				 sizeof(struct mrc_qp_evs), PROT_READ | PROT_WRITE);
+				 pe->pins.fd[MRC_PIN_QPS], sizeof(struct mrc_qp_evs),
+				 PROT_READ | PROT_WRITE);
 	if (!rc)
 		rc = mrc_state_maps_open(&pe->tx, pe->pins.fd[MRC_PIN_TX],
-					 sizeof(struct mrc_tx_state), PROT_READ);
+					 pe->pins.fd[MRC_PIN_QPS], sizeof(struct mrc_tx_state),
+					 PROT_READ);
 	if (rc)
 		return fail(-1, err, errlen, "the QP state maps (mrc_qp_evs, mrc_tx): %s",
 			    strerror(-rc));

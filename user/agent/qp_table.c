@@ -196,9 +196,9 @@ static int read_contexts(struct qp_table *t, int fd)
 }
 
 /*
- * Read-only mappings of each row's map in outer fd (at the row's slot, or
- * for the views at its window), when the fd is given: a QP gone since its
- * row was read leaves NULL.
+ * Read-only mappings of each row's entry in outer fd (at the row's slot,
+ * its entry state_idx; for the views at its window), when the fd is given:
+ * a QP gone since its row was read leaves NULL.
  */
 static int map_rows(const struct qp_table *t, int fd, size_t value_size, bool by_window,
 		    const void ***out)
@@ -215,8 +215,9 @@ static int map_rows(const struct qp_table *t, int fd, size_t value_size, bool by
 
 		if (by_window && !w)
 			continue;
-		p[r] = mrc_state_map_slot(fd, by_window ? w - 1 : t->slot[r], value_size,
-					  PROT_READ);
+		p[r] = by_window ? mrc_state_map_slot(fd, w - 1, 0, value_size, PROT_READ) :
+			mrc_state_map_slot(fd, t->slot[r], t->info[r].state_idx, value_size,
+					   PROT_READ);
 	}
 	*out = p;
 	return 0;

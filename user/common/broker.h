@@ -47,7 +47,10 @@ enum mrc_broker_op {
 	 * mrc_ev_profiles, mrc_cc_profiles, mrc_cfg.
 	 */
 	MRC_BROKER_HELLO = 1,
-	/* Reply: val[0] QP number, val[1] slot; fds: rx, tx, EV table. */
+	/*
+	 * Reply: val[0] QP number, val[1] slot, val[2] the QP's entry in its
+	 * state maps (mrc_qp_info.state_idx); fds: rx, tx, EV table (blocks).
+	 */
 	MRC_BROKER_QP_CREATE,
 	/* slot: the QP goes, with its peers and inner maps. */
 	MRC_BROKER_QP_DESTROY,

@@ -18,6 +18,7 @@
 
 #include "common/errmsg.h"
 #include "common/map_plan.h"
+#include "common/qpmaps.h"
 
 #define MIB(b)	((double)(b) / (1024.0 * 1024.0))
 
@@ -106,22 +107,41 @@ uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus)
 	return sum;
 }
 
-uint64_t mrc_plan_state_bytes(uint32_t max_qps)
+/*
+ * A BPF_F_MMAPABLE array of n values: the values rounded up to pages,
+ * behind a page of its own for the map's struct (kernel/bpf/arraymap.c
+ * page-aligns both, so that the values can be mapped).
+ */
+static uint64_t mmapable_bytes(uint64_t n, uint32_t value_size)
 {
-	uint64_t per_qp = 0;
+	return page_align(1) + page_align(n * round8(value_size));
+}
 
-	/*
-	 * A one-entry BPF_F_MMAPABLE array: its value rounded up to pages,
-	 * behind a page of its own for the map's struct (kernel/bpf/arraymap.c
-	 * page-aligns both, so that the values can be mapped).
-	 */
+/*
+ * A window's view is a one-entry map per QP. The QP state comes in
+ * blocks of an owner's QPs that double as they fill (qpmaps.h): an
+ * owner's blocks hold fewer than twice its QPs plus the first block, so
+ * per QP twice its values and a struct page per first block's worth of
+ * QPs, per context a first block.
+ */
+uint64_t mrc_plan_state_bytes(uint32_t max_qps, uint32_t max_ctx)
+{
+	uint64_t per_qp = 0, per_ctx = 0;
+
 	for (unsigned int i = 0; i < MRC_PIN__COUNT; i++) {
-		uint32_t v = mrc_pin_spec(i)->inner_value_size;
+		const struct mrc_pin_spec *s = mrc_pin_spec(i);
+		uint32_t v = s->inner_value_size;
 
-		if (v)
-			per_qp += page_align(1) + page_align(round8(v));
+		if (!v)
+			continue;
+		if (!(s->inner_flags & BPF_F_INNER_MAP)) {
+			per_qp += mmapable_bytes(1, v);
+			continue;
+		}
+		per_qp += 2 * round8(v) + page_align(1) / MRC_STATE_BLOCK_MIN;
+		per_ctx += mmapable_bytes(MRC_STATE_BLOCK_MIN, v);
 	}
-	return per_qp * max_qps;
+	return per_qp * max_qps + per_ctx * max_ctx;
 }
 
 enum mrc_pin mrc_plan_biggest(uint32_t max_qps, uint32_t max_ctx,

@@ -35,12 +35,14 @@ uint64_t mrc_plan_map_bytes(const struct mrc_pin_spec *s, uint32_t entries,
 uint64_t mrc_plan_bytes(uint32_t max_qps, uint32_t max_ctx, unsigned int ncpus);
 
 /*
- * The QPs' state maps at max_qps QPs (user/common/qpmaps.h: mrc_rx,
- * mrc_tx, mrc_qp_evs and a window's mrc_cc_view, each a map of its own
- * of two pages or more), which mrc_plan_bytes() leaves out: they come with
- * the QPs, not with mrcd's start.
+ * The QPs' state maps at max_qps QPs of max_ctx contexts at most
+ * (user/common/qpmaps.h: mrc_rx, mrc_tx, mrc_qp_evs in blocks of each
+ * context's QPs, a window's mrc_cc_view a map of its own), which
+ * mrc_plan_bytes() leaves out: they come with the QPs, not with mrcd's
+ * start. An upper bound: the blocks of a context that churns QPs hold
+ * released entries a moment longer (MRC_STATE_REUSE_NS).
  */
-uint64_t mrc_plan_state_bytes(uint32_t max_qps);
+uint64_t mrc_plan_state_bytes(uint32_t max_qps, uint32_t max_ctx);
 
 /* The biggest map under those limits (what a failure most likely hit). */
 enum mrc_pin mrc_plan_biggest(uint32_t max_qps, uint32_t max_ctx,

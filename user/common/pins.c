@@ -22,11 +22,16 @@
 #define HASH(id, n, k, v, e)	SPEC(id, n, BPF_MAP_TYPE_HASH, k, v, e, 0)
 /* Per-QP maps of maps (the inner maps: user/common/qpmaps.h). */
 #define OUTER(id, n, e)		SPEC(id, n, BPF_MAP_TYPE_ARRAY_OF_MAPS, U32, U32, e, 0)
-/* Per-slot state: a map of one-entry mmapable maps of v bytes each. */
+/* Per-slot state: a map of mmapable maps (blocks of one owner's QPs) of v bytes each. */
 #define STATE(id, n, v, e) \
 	[id] = { .name = n, .type = BPF_MAP_TYPE_ARRAY_OF_MAPS, .key_size = U32, \
 		 .value_size = U32, .max_entries = e, .scale = scale_of(id), \
-		 .inner_value_size = v }
+		 .inner_value_size = v, .inner_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP }
+/* A window's view: a map of one-entry mmapable maps. */
+#define VIEW(id, n, v, e) \
+	[id] = { .name = n, .type = BPF_MAP_TYPE_ARRAY_OF_MAPS, .key_size = U32, \
+		 .value_size = U32, .max_entries = e, .scale = scale_of(id), \
+		 .inner_value_size = v, .inner_flags = BPF_F_MMAPABLE }
 #define PERCPU(id, n, v, e)	SPEC(id, n, BPF_MAP_TYPE_PERCPU_ARRAY, U32, v, e, 0)
 /*
  * Entry counts that follow mrcd's limits: written QPS, QP_ADDRS, CTX in
@@ -73,7 +78,7 @@ static const struct mrc_pin_spec specs[MRC_PIN__COUNT] = {
 	PERCPU(MRC_PIN_CTL_STATS, "mrc_ctl_stats", sizeof(struct mrc_ctl_stats), 1),
 	ARRAY(MRC_PIN_CC, "mrc_cc", sizeof(struct mrc_cc_state), QPS),
 	HASH(MRC_PIN_CC_OWNER, "mrc_cc_owner", U32, U32, QPS),
-	STATE(MRC_PIN_CC_VIEW, "mrc_cc_view", sizeof(struct mrc_cc_view), QPS),
+	VIEW(MRC_PIN_CC_VIEW, "mrc_cc_view", sizeof(struct mrc_cc_view), QPS),
 	HASH(MRC_PIN_KNOWN_PEERS, "mrc_known_peers", sizeof(struct mrc_known_peer_key),
 	     sizeof(struct mrc_known_peer), MRC_MAX_KNOWN_PEERS),
 	HASH(MRC_PIN_PROBE_PORTS, "mrc_probe_ports", U32, U32, MRC_MAX_PROBE_PORTS),

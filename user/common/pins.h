@@ -73,9 +73,12 @@ struct mrc_pin_spec {
 	uint32_t scale;		/* enum mrc_pin_scale */
 	/*
 	 * A map of per-slot state maps (user/common/qpmaps.h): the value size
-	 * of its one-entry BPF_F_MMAPABLE inner maps; 0 for every other map.
+	 * of its BPF_F_MMAPABLE inner maps; 0 for every other map. Their
+	 * flags: the QP state's are blocks of entries (BPF_F_INNER_MAP too),
+	 * a window's view has one entry.
 	 */
 	uint32_t inner_value_size;
+	uint32_t inner_flags;
 };
 
 /* The entry count a map of spec s has under the limits max_qps, max_ctx. */

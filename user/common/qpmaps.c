@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -165,26 +167,34 @@ void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot)
 }
 
 /*
- * A one-entry state map, zeroed (the kernel zeroes arrays), in outer at
- * slot: its fd, the caller's, or -errno. The flags and size match the
- * templates of bpf/mrc/maps.h, which the kernel checks at the insert.
+ * A state map of n entries, zeroed (the kernel zeroes arrays): its fd or
+ * -errno. The flags and value size match the templates of bpf/mrc/maps.h,
+ * which the kernel checks at the insert.
  */
+static int create_block_map(const struct mrc_qpmaps *m, const char *name, __u32 flags,
+			    uint32_t value_size, uint32_t value_type, uint32_t n)
+{
+	return create_map(m, name, flags, value_size, value_type, n);
+}
+
+/* Put the map fd into outer at slot, the fd staying the caller's. */
+static int put_state(int outer_fd, uint32_t slot, int fd)
+{
+	__u32 v = (__u32)fd;
+
+	return bpf_map_update_elem(outer_fd, &slot, &v, BPF_ANY) ? -errno : 0;
+}
+
+/* A one-entry state map (a window's view) in outer at slot: its fd or -errno. */
 static int create_state(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot,
 			const char *name, uint32_t value_size, uint32_t value_type)
 {
-	__u32 v;
-	int fd = create_map(m, name, BPF_F_MMAPABLE, value_size, value_type, 1);
+	int fd = create_block_map(m, name, BPF_F_MMAPABLE, value_size, value_type, 1);
+	int err = fd < 0 ? fd : put_state(outer_fd, slot, fd);
 
-	if (fd < 0)
-		return fd;
-	v = (__u32)fd;
-	if (bpf_map_update_elem(outer_fd, &slot, &v, BPF_ANY)) {
-		int err = -errno;
-
+	if (err && fd >= 0)
 		close(fd);
-		return err;
-	}
-	return fd;
+	return err ? err : fd;
 }
 
 static void close_state_fds(struct mrc_qp_state_fds *s)
@@ -198,35 +208,200 @@ static void close_state_fds(struct mrc_qp_state_fds *s)
 	s->rx = s->tx = s->evs = -1;
 }
 
-int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
-			struct mrc_qp_state_fds *out)
+#define ENTRY_IN_USE	UINT64_MAX
+#define STATE_FLAGS	(BPF_F_MMAPABLE | BPF_F_INNER_MAP)
+
+static uint64_t now_ns(void)
 {
-	const struct {
-		const char *prefix;
-		int outer_fd;
-		size_t size;
-		uint32_t type;
-		int *fd;
-	} maps[] = {
-		{ "mrc_rx", m->rx_state_fd, sizeof(struct mrc_rx_state), m->rx_state_type, &out->rx },
-		{ "mrc_tx", m->tx_state_fd, sizeof(struct mrc_tx_state), m->tx_state_type, &out->tx },
-		{ "mrc_evs", m->evs_fd, sizeof(struct mrc_qp_evs), m->evs_type, &out->evs },
-	};
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The three maps of a state block, by name prefix, size and type. */
+struct block_map {
+	const char *prefix;
+	size_t size;
+	uint32_t type;
+	int *fd;
+	int outer_fd;
+};
+
+static void block_maps(const struct mrc_qpmaps *m, struct mrc_state_block *b,
+		       struct block_map out[3])
+{
+	out[0] = (struct block_map){ "mrc_rx", sizeof(struct mrc_rx_state),
+				     m ? m->rx_state_type : 0, &b->rx, m ? m->rx_state_fd : -1 };
+	out[1] = (struct block_map){ "mrc_tx", sizeof(struct mrc_tx_state),
+				     m ? m->tx_state_type : 0, &b->tx, m ? m->tx_state_fd : -1 };
+	out[2] = (struct block_map){ "mrc_evs", sizeof(struct mrc_qp_evs),
+				     m ? m->evs_type : 0, &b->evs, m ? m->evs_fd : -1 };
+}
+
+static void close_block(struct mrc_state_block *b)
+{
+	struct mrc_qp_state_fds fds = { .rx = b->rx, .tx = b->tx, .evs = b->evs };
+
+	close_state_fds(&fds);
+	b->rx = b->tx = b->evs = -1;
+	free(b->freed_ns);
+	b->freed_ns = NULL;
+}
+
+/* A new block, twice the last one (MRC_STATE_BLOCK_MIN..MAX entries). */
+static int add_block(const struct mrc_qpmaps *m, struct mrc_state_blocks *sb)
+{
+	uint32_t cap = sb->n ? sb->b[sb->n - 1].cap * 2 : MRC_STATE_BLOCK_MIN;
+	struct mrc_state_block *b;
+	struct block_map maps[3];
 	char name[BPF_OBJ_NAME_LEN];
 
-	out->rx = out->tx = out->evs = -1;
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(name, sizeof(name), "%s_%u", maps[i].prefix, qpn);
-		*maps[i].fd = create_state(m, maps[i].outer_fd, slot, name, maps[i].size,
-					   maps[i].type);
+	if (cap > MRC_STATE_BLOCK_MAX)
+		cap = MRC_STATE_BLOCK_MAX;
+	if (sb->n == sb->cap) {
+		uint32_t want = sb->cap ? sb->cap * 2 : 4;
+		void *p = realloc(sb->b, want * sizeof(*sb->b));
+
+		if (!p)
+			return -ENOMEM;
+		sb->b = p;
+		sb->cap = want;
+	}
+	b = &sb->b[sb->n];
+	*b = (struct mrc_state_block){ .rx = -1, .tx = -1, .evs = -1, .cap = cap };
+	b->freed_ns = calloc(cap, sizeof(*b->freed_ns));
+	if (!b->freed_ns)
+		return -ENOMEM;
+	block_maps(m, b, maps);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s_b%u", maps[i].prefix, sb->n);
+		*maps[i].fd = create_block_map(m, name, STATE_FLAGS, (uint32_t)maps[i].size,
+					       maps[i].type, cap);
 		if (*maps[i].fd < 0) {
 			int err = *maps[i].fd;
 
+			close_block(b);
+			return err;
+		}
+	}
+	sb->n++;
+	return 0;
+}
+
+/* A fresh entry, or one released long enough ago: its block, or -1. */
+static int find_entry(struct mrc_state_blocks *sb, uint32_t *idx)
+{
+	uint64_t now = now_ns();
+
+	for (uint32_t i = 0; i < sb->n; i++)
+		if (sb->b[i].fresh < sb->b[i].cap) {
+			*idx = sb->b[i].fresh++;
+			return (int)i;
+		}
+	for (uint32_t i = 0; i < sb->n; i++)
+		for (uint32_t e = 0; e < sb->b[i].cap; e++) {
+			uint64_t t = sb->b[i].freed_ns[e];
+
+			if (t != ENTRY_IN_USE && now - t >= MRC_STATE_REUSE_NS) {
+				*idx = e;
+				return (int)i;
+			}
+		}
+	return -1;
+}
+
+/* Zero an entry used before (a new block's are zero already). */
+static int zero_entry(struct mrc_state_block *b, uint32_t idx)
+{
+	static const union {
+		struct mrc_rx_state rx;
+		struct mrc_tx_state tx;
+		struct mrc_qp_evs evs;
+	} zero;
+	int fds[3] = { b->rx, b->tx, b->evs };
+
+	for (int i = 0; i < 3; i++)
+		if (bpf_map_update_elem(fds[i], &idx, &zero, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* Fds of the block's maps for the caller, in the outer maps at slot. */
+static int hand_out(const struct mrc_qpmaps *m, struct mrc_state_block *b,
+		    uint32_t slot, struct mrc_qp_state_fds *out)
+{
+	struct block_map maps[3];
+	int *outs[3] = { &out->rx, &out->tx, &out->evs };
+
+	block_maps(m, b, maps);
+	for (int i = 0; i < 3; i++) {
+		int err = put_state(maps[i].outer_fd, slot, *maps[i].fd);
+
+		if (!err) {
+			*outs[i] = fcntl(*maps[i].fd, F_DUPFD_CLOEXEC, 0);
+			err = *outs[i] < 0 ? -errno : 0;
+		}
+		if (err) {
+			*outs[i] = -1;
 			close_state_fds(out);
 			return err;
 		}
 	}
 	return 0;
+}
+
+int mrc_qp_state_create(const struct mrc_qpmaps *m, struct mrc_state_blocks *sb,
+			uint32_t slot, uint32_t qpn, struct mrc_qp_state_fds *out)
+{
+	uint32_t idx = 0;
+	int block = find_entry(sb, &idx), err;
+
+	(void)qpn;	/* the blocks are named after the owner's count */
+	out->rx = out->tx = out->evs = -1;
+	if (block < 0) {
+		err = add_block(m, sb);
+		if (err)
+			return err;
+		block = (int)sb->n - 1;
+		idx = sb->b[block].fresh++;
+	} else if (sb->b[block].freed_ns[idx]) {
+		err = zero_entry(&sb->b[block], idx);
+		if (err)
+			return err;
+	}
+	err = hand_out(m, &sb->b[block], slot, out);
+	if (err) {
+		/* Never handed out: free at once, zeroed or fresh either way. */
+		sb->b[block].freed_ns[idx] = sb->b[block].freed_ns[idx] ? 1 : 0;
+		return err;
+	}
+	sb->b[block].freed_ns[idx] = ENTRY_IN_USE;
+	out->idx = idx;
+	out->block = (uint32_t)block;
+	return 0;
+}
+
+void mrc_qp_state_release(struct mrc_state_blocks *sb, uint32_t block, uint32_t idx)
+{
+	if (block < sb->n && idx < sb->b[block].cap &&
+	    sb->b[block].freed_ns[idx] == ENTRY_IN_USE)
+		sb->b[block].freed_ns[idx] = now_ns();
+}
+
+void mrc_state_blocks_fini(struct mrc_state_blocks *sb)
+{
+	for (uint32_t i = 0; i < sb->n; i++)
+		close_block(&sb->b[i]);
+	free(sb->b);
+	*sb = (struct mrc_state_blocks){};
+}
+
+uint32_t mrc_qp_state_idx(int qps_fd, uint32_t slot)
+{
+	struct mrc_qp_info info = {};
+
+	return bpf_map_lookup_elem(qps_fd, &slot, &info) ? 0 : info.state_idx;
 }
 
 int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot)
@@ -238,17 +413,8 @@ int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot)
 			    m ? m->cc_view_type : 0);
 }
 
-size_t mrc_qp_state_map_len(size_t value_size)
+int mrc_qp_state_read(int outer_fd, uint32_t slot, uint32_t idx, void *buf, size_t size)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t p = page > 0 ? (size_t)page : 4096;
-
-	return (value_size + p - 1) / p * p;
-}
-
-int mrc_qp_state_read(int outer_fd, uint32_t slot, void *buf, size_t size)
-{
-	__u32 key = 0;
 	int fd = mrc_qpmaps_open(outer_fd, slot), err = 0;
 
 	if (fd < 0)
@@ -256,24 +422,43 @@ int mrc_qp_state_read(int outer_fd, uint32_t slot, void *buf, size_t size)
 	/* The value size is the map's, not the caller's guess. */
 	if (size != mrc_qpmaps_value_size(fd))
 		err = -EINVAL;
-	else if (bpf_map_lookup_elem(fd, &key, buf))
+	else if (bpf_map_lookup_elem(fd, &idx, buf))
 		err = -errno;
 	close(fd);
 	return err;
 }
 
-int mrc_qp_state_write(int outer_fd, uint32_t slot, const void *buf, size_t size)
+/*
+ * An untyped state map for a writer that found none (tests, tools): a
+ * block of n entries, or a one-entry map where the outer map takes no
+ * block (mrc_cc_view). Its fd or -errno.
+ */
+static int create_untyped(int outer_fd, uint32_t slot, uint32_t n, size_t size)
 {
-	__u32 key = 0;
+	int fd = create_block_map(NULL, "mrc_state", STATE_FLAGS, (uint32_t)size, 0, n);
+	int err = fd < 0 ? fd : put_state(outer_fd, slot, fd);
+
+	if (err == -EINVAL && n == 1) {
+		close(fd);
+		return create_state(NULL, outer_fd, slot, "mrc_state", (uint32_t)size, 0);
+	}
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
+}
+
+int mrc_qp_state_write(int outer_fd, uint32_t slot, uint32_t idx, const void *buf,
+		       size_t size)
+{
 	int fd = mrc_qpmaps_open(outer_fd, slot), err = 0;
 
 	if (fd == -ENOENT)
-		fd = create_state(NULL, outer_fd, slot, "mrc_state", (uint32_t)size, 0);
+		fd = create_untyped(outer_fd, slot, idx + 1, size);
 	if (fd < 0)
 		return fd;
 	if (size != mrc_qpmaps_value_size(fd))
 		err = -EINVAL;
-	else if (bpf_map_update_elem(fd, &key, buf, BPF_ANY))
+	else if (bpf_map_update_elem(fd, &idx, buf, BPF_ANY))
 		err = -errno;
 	close(fd);
 	return err;

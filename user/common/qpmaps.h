@@ -3,11 +3,13 @@
  * The per-QP inner maps of the fast path (include/mrc/abi.h): a QP's send
  * log (mrc_send_log[slot]) and its per-EV counters, XDP's (mrc_ev_stats)
  * and TC's (mrc_ev_tx), each a BPF_MAP_TYPE_ARRAY sized by the QP, which
- * libmrc creates when it publishes a QP's EV table; and a QP's state
- * (mrc_rx, mrc_tx, mrc_qp_evs) and a window's view (mrc_cc_view), each a
- * one-entry BPF_F_MMAPABLE array, which libmrc creates with the QP (the
- * window) and maps. All go when the QP goes; readers (mrcctl, mrcd,
- * tests, tools) open them through the outer maps by id.
+ * libmrc creates when it publishes a QP's EV table; a QP's state (mrc_rx,
+ * mrc_tx, mrc_qp_evs), an entry of BPF_F_MMAPABLE arrays shared by its
+ * owner's QPs (blocks, below), which libmrc (mrcd's broker) allocates
+ * with the QP and maps; and a window's view (mrc_cc_view), a one-entry
+ * BPF_F_MMAPABLE array. A QP's maps go when it goes, its state entry is
+ * freed (the blocks go with the owner); readers (mrcctl, mrcd, tests,
+ * tools) open them through the outer maps by id.
  */
 #ifndef MRC_COMMON_QPMAPS_H
 #define MRC_COMMON_QPMAPS_H
@@ -65,20 +67,58 @@ int mrc_qpmaps_publish_log(const struct mrc_qpmaps *m, uint32_t slot, uint32_t q
 /* Take the slot's inner maps out of the outer maps (none is fine). */
 void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot);
 
-/* A QP's three state maps (one entry each, BPF_F_MMAPABLE). */
+/*
+ * A QP's three state maps (BPF_F_MMAPABLE blocks of its owner's QPs) and
+ * its entry in them (mrc_qp_info.state_idx); block names the allocator's
+ * block, for mrc_qp_state_release.
+ */
 struct mrc_qp_state_fds {
 	int rx, tx, evs;
+	uint32_t idx;
+	uint32_t block;
 };
 
 /*
- * Fresh, zeroed state maps for the QP in slot (named after qpn), put into
- * mrc_rx, mrc_tx and mrc_qp_evs at slot (replacing what a dead process
- * left there). The caller owns the fds in out (to mmap, then close).
- * 0 or -errno (then no fd is open and the slot may be half filled: the
- * caller removes it).
+ * The state blocks of one owner (a libmrc context, or mrcd's broker for
+ * one application): the owner's QPs' entries side by side, so the fast
+ * path reads packed values, not a page per QP. Blocks grow (8, 16, ...
+ * MRC_STATE_BLOCK_MAX entries) and live as long as the owner. A released
+ * entry is used again only MRC_STATE_REUSE_NS later: a program on another
+ * CPU, or mrcd's probe engine (which remaps a gone QP at its next refresh,
+ * up to 100 ms), may still write the old QP's entry for a moment.
  */
-int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
-			struct mrc_qp_state_fds *out);
+#define MRC_STATE_BLOCK_MIN	8
+#define MRC_STATE_BLOCK_MAX	1024
+#define MRC_STATE_REUSE_NS	2000000000ull
+
+struct mrc_state_block {
+	int rx, tx, evs;	/* the allocator's fds */
+	uint32_t cap;		/* entries */
+	uint32_t fresh;		/* entries from here on were never used */
+	uint64_t *freed_ns;	/* per entry: in use (~0), or when released */
+};
+
+struct mrc_state_blocks {
+	struct mrc_state_block *b;
+	uint32_t n, cap;
+};
+
+/*
+ * An entry for the QP in slot (named after qpn) in the owner's blocks sb,
+ * zeroed, with the block's maps put into mrc_rx, mrc_tx and mrc_qp_evs at
+ * slot (replacing what a dead process left there). out gets fds of the
+ * three maps that the caller owns (to mmap the entry, then close) and the
+ * entry. 0 or -errno (then no fd is open and the slot may be half filled:
+ * the caller removes it).
+ */
+int mrc_qp_state_create(const struct mrc_qpmaps *m, struct mrc_state_blocks *sb,
+			uint32_t slot, uint32_t qpn, struct mrc_qp_state_fds *out);
+
+/* The QP's entry is free again (in MRC_STATE_REUSE_NS). */
+void mrc_qp_state_release(struct mrc_state_blocks *sb, uint32_t block, uint32_t idx);
+
+/* Close the blocks' fds (their memory goes with the outer maps' last use). */
+void mrc_state_blocks_fini(struct mrc_state_blocks *sb);
 
 /*
  * A fresh, zeroed view for the window in cc slot, put into mrc_cc_view
@@ -87,18 +127,20 @@ int mrc_qp_state_create(const struct mrc_qpmaps *m, uint32_t slot, uint32_t qpn,
  */
 int mrc_cc_view_create(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot);
 
-/* How many bytes to mmap for a one-entry state map of value_size bytes. */
-size_t mrc_qp_state_map_len(size_t value_size);
-
 /*
  * For readers and writers that do not own the state (mrcctl, mrcd, tools,
- * tests): the one entry of the state map outer_fd holds at slot, copied
- * to or from buf (size bytes, the map's value size). read: 0, -ENOENT
- * (no map at slot) or -errno. write: creates an untyped map when the slot
- * has none; 0 or -errno.
+ * tests): entry idx (mrc_qp_info.state_idx; 0 for a window's view) of the
+ * state map outer_fd holds at slot, copied to or from buf (size bytes, the
+ * map's value size). read: 0, -ENOENT (no map at slot, or no such entry)
+ * or -errno. write: creates an untyped block of idx + 1 entries when the
+ * slot has none; 0 or -errno.
  */
-int mrc_qp_state_read(int outer_fd, uint32_t slot, void *buf, size_t size);
-int mrc_qp_state_write(int outer_fd, uint32_t slot, const void *buf, size_t size);
+int mrc_qp_state_read(int outer_fd, uint32_t slot, uint32_t idx, void *buf, size_t size);
+int mrc_qp_state_write(int outer_fd, uint32_t slot, uint32_t idx, const void *buf,
+		       size_t size);
+
+/* A QP's entry in its state maps, from mrc_qps (qps_fd); 0 when unreadable. */
+uint32_t mrc_qp_state_idx(int qps_fd, uint32_t slot);
 
 /* An fd of the inner map outer_fd holds at slot, or -errno (-ENOENT: none). */
 int mrc_qpmaps_open(int outer_fd, uint32_t slot);

@@ -68,10 +68,10 @@ void mrc_log(int level, const char *fmt, ...)
 
 /* ---- owner maps and mmapped state -------------------------------------- */
 
-/* The one entry of a state map (user/common/qpmaps.h), mapped; NULL: failed. */
-void *mrc_map_state(int fd, size_t value_size)
+/* Entry idx of a state map (user/common/qpmaps.h), mapped; NULL: failed. */
+void *mrc_map_state(int fd, uint32_t idx, size_t value_size)
 {
-	return mrc_state_map_fd(fd, value_size, PROT_READ | PROT_WRITE);
+	return mrc_state_map_entry(fd, idx, value_size, PROT_READ | PROT_WRITE);
 }
 
 void mrc_unmap_state(void *p, size_t value_size)

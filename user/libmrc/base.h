@@ -70,8 +70,8 @@ int mrc_list_reserve(void ***list, uint32_t n, uint32_t *cap);
 /* A QP into (out of) the context's lists: by slot, and dense (ctx->own). */
 int mrc_own_add(struct mrc_context *ctx, struct mrc_qp *qp);
 void mrc_own_remove(struct mrc_context *ctx, struct mrc_qp *qp);
-/* Map / unmap the one entry of a state map of value_size bytes (an fd). */
-void *mrc_map_state(int fd, size_t value_size);
+/* Map / unmap entry idx of a state map of value_size bytes (an fd). */
+void *mrc_map_state(int fd, uint32_t idx, size_t value_size);
 void mrc_unmap_state(void *p, size_t value_size);
 
 /*

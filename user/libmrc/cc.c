@@ -68,7 +68,7 @@ static int claim_window(struct mrc_context *ctx, struct mrc_cc_group *g,
 	if (err)
 		return err;
 	g->claimed = true;
-	g->view = mrc_map_state(fd, sizeof(*g->view));
+	g->view = mrc_map_state(fd, 0, sizeof(*g->view));
 	close(fd);
 	return g->view ? 0 : -ENOMEM;
 }

@@ -200,6 +200,7 @@ static void context_free(struct mrc_context *ctx)
 	}
 	close_fd(&ctx->ring_fd);
 	close_fd(&ctx->sock);
+	mrc_state_blocks_fini(&ctx->state_blocks);
 	mrc_qpmaps_fini(&ctx->qpmaps);
 	mrc_pins_close(&ctx->pins);
 	/* Last: closing the broker's connection frees what mrcd made for us. */

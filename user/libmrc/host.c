@@ -165,7 +165,8 @@ static int direct_qp_create(struct mrc_context *ctx, uint32_t *qpn,
 		return err;
 	/* A dead process's QP may have left its inner maps: fresh ones. */
 	mrc_qpmaps_remove(&ctx->qpmaps, mrc_qpn_to_slot(*qpn));
-	err = mrc_qp_state_create(&ctx->qpmaps, mrc_qpn_to_slot(*qpn), *qpn, fds);
+	err = mrc_qp_state_create(&ctx->qpmaps, &ctx->state_blocks, mrc_qpn_to_slot(*qpn),
+				  *qpn, fds);
 	if (err)
 		bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), qpn);
 	return err;
@@ -238,20 +239,24 @@ int mrc_host_qp_create(struct mrc_context *ctx, uint32_t *qpn,
 	fds->rx = got[0];
 	fds->tx = got[1];
 	fds->evs = got[2];
+	fds->idx = rep.val[2];	/* the broker keeps the blocks */
+	fds->block = 0;
 	return 0;
 }
 
-void mrc_host_qp_destroy(struct mrc_context *ctx, uint32_t slot, uint32_t qpn)
+void mrc_host_qp_destroy(struct mrc_context *ctx, const struct mrc_qp *qp)
 {
-	struct mrc_broker_req req = { .op = MRC_BROKER_QP_DESTROY, .slot = slot };
+	struct mrc_broker_req req = { .op = MRC_BROKER_QP_DESTROY, .slot = qp->slot };
 	struct mrc_broker_rep rep;
+	uint32_t qpn = qp->qpn;
 
 	if (mrc_host_brokered(ctx)) {
 		call(ctx, &req, &rep, NULL, 0);
 		return;
 	}
-	/* Its inner maps go (their memory with them), then its number. */
-	mrc_qpmaps_remove(&ctx->qpmaps, slot);
+	/* Its maps go from the slot, its entry is freed, then its number. */
+	mrc_qpmaps_remove(&ctx->qpmaps, qp->slot);
+	mrc_qp_state_release(&ctx->state_blocks, qp->state_block, qp->state_idx);
 	bpf_map_delete_elem(mrc_map_fd(ctx, MRC_PIN_QP_OWNER), &qpn);
 }
 

@@ -40,8 +40,8 @@ bool mrc_host_wants_broker(void);
 /* A QP number, its slot, and its rx, tx and EV-table maps. */
 int mrc_host_qp_create(struct mrc_context *ctx, uint32_t *qpn,
 		       struct mrc_qp_state_fds *fds);
-/* The QP's entry, peers and maps go; its number is given back. */
-void mrc_host_qp_destroy(struct mrc_context *ctx, uint32_t slot, uint32_t qpn);
+/* The QP's maps go, its state entry is freed; its number is given back. */
+void mrc_host_qp_destroy(struct mrc_context *ctx, const struct mrc_qp *qp);
 /* What XDP and TC see of the QP (mrc_qps[slot]). */
 int mrc_host_qp_publish(struct mrc_context *ctx, uint32_t slot,
 			const struct mrc_qp_info *info);

@@ -165,6 +165,8 @@ struct mrc_qp {
 	struct mrc_rx_state *rx;	/* mmapped, shared with XDP */
 	struct mrc_qp_evs *evs;		/* mmapped EV table, shared with TC and XDP */
 	int log_fd;			/* its send log map (send.c reads it); -1: none */
+	uint32_t state_idx;		/* its entry in the state maps (mrc_qp_info) */
+	uint32_t state_block;		/* which of ctx->state_blocks (direct) */
 	uint32_t rcv_cack;		/* 32-bit PSN space */
 	uint32_t rcv_highest;		/* highest PSN placed */
 	uint32_t ooo_count;
@@ -206,6 +208,7 @@ struct mrc_context {
 	struct mrc_pins pins;		/* the pinned maps, by enum mrc_pin */
 	/* Each QP's inner maps: state, send log, per-EV counters. */
 	struct mrc_qpmaps qpmaps;
+	struct mrc_state_blocks state_blocks;	/* its QPs' state entries (direct) */
 
 	uint32_t ctx_slot;
 	bool ctx_claimed;

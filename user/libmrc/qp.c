@@ -70,9 +70,10 @@ static int draw_local_key(struct mrc_qp *qp)
 
 /*
  * A QP number peers cannot predict (among the host's 1..max_qps, mrcd's
- * --max-qps) and the QP's state: three fresh maps of its own in mrc_rx,
- * mrc_tx and mrc_qp_evs at its slot (replacing what a dead process left),
- * made by this process or by mrcd's broker (host.h), each mapped here.
+ * --max-qps) and the QP's state: a fresh entry in this context's blocks,
+ * whose maps go into mrc_rx, mrc_tx and mrc_qp_evs at its slot (replacing
+ * what a dead process left), made by this process or by mrcd's broker
+ * (host.h); the entry's pages are mapped here.
  */
 static int qp_map_state(struct mrc_qp *qp)
 {
@@ -82,13 +83,19 @@ static int qp_map_state(struct mrc_qp *qp)
 	if (err)
 		return err;
 	qp->slot = mrc_qpn_to_slot(qp->qpn);
-	qp->rx = mrc_map_state(fds.rx, sizeof(*qp->rx));
-	qp->tx = mrc_map_state(fds.tx, sizeof(*qp->tx));
-	qp->evs = mrc_map_state(fds.evs, sizeof(*qp->evs));
+	qp->state_idx = fds.idx;
+	qp->state_block = fds.block;
+	qp->rx = mrc_map_state(fds.rx, fds.idx, sizeof(*qp->rx));
+	qp->tx = mrc_map_state(fds.tx, fds.idx, sizeof(*qp->tx));
+	qp->evs = mrc_map_state(fds.evs, fds.idx, sizeof(*qp->evs));
 	close(fds.rx);
 	close(fds.tx);
 	close(fds.evs);
-	return qp->rx && qp->tx && qp->evs ? 0 : -ENOMEM;
+	if (qp->rx && qp->tx && qp->evs)
+		return 0;
+	/* Not mapped: the entry and the number go back (qp_free unmaps the rest). */
+	mrc_host_qp_destroy(qp->ctx, qp);
+	return -ENOMEM;
 }
 
 static void qp_unmap_state(struct mrc_qp *qp)
@@ -170,7 +177,7 @@ struct mrc_qp *mrc_create_qp(struct mrc_context *ctx,
 	qp->out_idx = MRC_NOT_LISTED;
 	err = mrc_own_add(ctx, qp);
 	if (err) {
-		mrc_host_qp_destroy(ctx, qp->slot, qp->qpn);
+		mrc_host_qp_destroy(ctx, qp);
 		qp_free(qp);
 		return mrc_err_ptr(-err);
 	}
@@ -485,7 +492,7 @@ int mrc_destroy_qp(struct mrc_qp *qp)
 	mrc_qp_unlist(qp);
 	mrc_cc_detach(qp);
 	/* Its state, send log and counters go (their memory with them), then its number. */
-	mrc_host_qp_destroy(ctx, qp->slot, qp->qpn);
+	mrc_host_qp_destroy(ctx, qp);
 	mrc_own_remove(ctx, qp);
 	qp->init.send_cq->refs--;
 	qp->init.recv_cq->refs--;

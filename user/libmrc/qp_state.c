@@ -27,6 +27,7 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 		.n_peer_addrs = qp->n_peers,
 		.ev_format = qp->ev_format,
 		.srv6_block = qp->srv6_block,
+		.state_idx = qp->state_idx,
 		.n_evs = qp->state >= MRC_QP_RTR ? qp->n_evs : 0,
 		.cc_slot = qp->state == MRC_QP_RTS ? mrc_cc_slot(qp) : 0,
 		.local_key = qp->local_key,

@@ -41,6 +41,7 @@
 /* A QP created through the broker, and the peer entries it installed. */
 struct app_qp {
 	uint32_t slot, qpn;
+	uint32_t state_block, state_idx;	/* its entry in ap->state_blocks */
 	uint32_t remote_qpn;
 	uint32_t n_peers;
 	uint8_t peer[MRC_MAX_PEER_ADDRS][16];
@@ -56,6 +57,7 @@ struct app {
 	uint16_t sock_port;
 	struct app_qp *qps;
 	uint32_t n_qps, cap_qps;
+	struct mrc_state_blocks state_blocks;	/* the QPs' state entries */
 	uint32_t *windows;		/* cc slots claimed */
 	uint32_t n_windows, cap_windows;
 	/* DISCOVER's budget (a token bucket): tokens, last refill */
@@ -188,6 +190,8 @@ static void destroy_qp(const struct agent *a, struct app *ap, struct app_qp *q)
 		mrc_qpmaps_remove(&a->qpmaps, q->slot);
 		bpf_map_delete_elem(MAP(a, mrc_qp_owner), &q->qpn);
 	}
+	/* The entry is this context's either way. */
+	mrc_qp_state_release(&ap->state_blocks, q->state_block, q->state_idx);
 	*q = ap->qps[--ap->n_qps];
 }
 
@@ -214,6 +218,7 @@ static void app_free(struct agent *a, struct app *ap)
 		bpf_map_delete_elem(MAP(a, mrc_ctx_owner), &ap->ctx_slot);
 		pr_info("context %u of pid %d closed\n", ap->ctx_slot, (int)ap->pid);
 	}
+	mrc_state_blocks_fini(&ap->state_blocks);
 	free(ap->qps);
 	free(ap->windows);
 	close(ap->fd);
@@ -356,16 +361,20 @@ static int op_qp_create(struct agent *a, struct app *ap, struct answer *ans)
 	*q = (struct app_qp){ .slot = mrc_qpn_to_slot(qpn), .qpn = qpn };
 	/* A dead process's QP may have left its maps: fresh ones. */
 	mrc_qpmaps_remove(&a->qpmaps, q->slot);
-	err = mrc_qp_state_create(&a->qpmaps, q->slot, qpn, &fds);
+	err = mrc_qp_state_create(&a->qpmaps, &ap->state_blocks, q->slot, qpn, &fds);
 	if (err) {
+		q->state_block = UINT32_MAX;	/* no entry to release */
 		destroy_qp(a, ap, q);
 		return refuse(ans, err, "cannot make the QP's maps: %s", strerror(-err));
 	}
+	q->state_block = fds.block;
+	q->state_idx = fds.idx;
 	add_fd(ans, fds.rx);
 	add_fd(ans, fds.tx);
 	add_fd(ans, fds.evs);
 	ans->rep.val[0] = qpn;
 	ans->rep.val[1] = q->slot;
+	ans->rep.val[2] = fds.idx;
 	return 0;
 }
 
@@ -405,10 +414,14 @@ static int op_qp_publish(struct agent *a, struct app *ap,
 
 	if (!q)
 		return -EPERM;
-	err = check_info(ap, &req->u.info, ans);
+	struct mrc_qp_info info = req->u.info;
+
+	err = check_info(ap, &info, ans);
 	if (err)
 		return err;
-	if (bpf_map_update_elem(MAP(a, mrc_qps), &q->slot, &req->u.info, BPF_ANY))
+	/* The QP's entry is the one the broker gave it, whatever is asked. */
+	info.state_idx = q->state_idx;
+	if (bpf_map_update_elem(MAP(a, mrc_qps), &q->slot, &info, BPF_ANY))
 		return refuse(ans, -errno, "mrc_qps: %s", strerror(errno));
 	return 0;
 }

@@ -92,8 +92,9 @@ static const char *costly_limit(const struct agent *a, unsigned int ncpus)
 {
 	uint64_t base = mrc_plan_bytes(1, 1, ncpus);
 	uint64_t qps = mrc_plan_bytes(a->opt.max_qps, 1, ncpus) - base +
-		       mrc_plan_state_bytes(a->opt.max_qps);
-	uint64_t ctx = mrc_plan_bytes(1, a->opt.max_ctx, ncpus) - base;
+		       mrc_plan_state_bytes(a->opt.max_qps, 0);
+	uint64_t ctx = mrc_plan_bytes(1, a->opt.max_ctx, ncpus) - base +
+		       mrc_plan_state_bytes(0, a->opt.max_ctx);
 
 	return qps >= ctx ? "--max-qps" : "--max-contexts";
 }
@@ -101,7 +102,7 @@ static const char *costly_limit(const struct agent *a, unsigned int ncpus)
 int check_map_memory(const struct agent *a)
 {
 	unsigned int ncpus = possible_cpus();
-	uint64_t state = mrc_plan_state_bytes(a->opt.max_qps);
+	uint64_t state = mrc_plan_state_bytes(a->opt.max_qps, a->opt.max_ctx);
 	uint64_t need = mrc_plan_bytes(a->opt.max_qps, a->opt.max_ctx, ncpus) + state;
 	char err[1024];
 

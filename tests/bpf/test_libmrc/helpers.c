@@ -122,18 +122,26 @@ long peer_entry(uint32_t remote_qpn, const char *ip)
 	return qpn;
 }
 
+/* A QP's entry in its state maps, as libmrc published it (mrc_qps). */
+static uint32_t state_idx_of(uint32_t slot)
+{
+	return mrc_qp_state_idx(bpf_map__fd(lm_skel->maps.mrc_qps), slot);
+}
+
 int tx_state(uint32_t qpn, struct mrc_tx_state *tx)
 {
 	uint32_t slot = mrc_qpn_to_slot(qpn);
 
-	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_tx), slot, tx, sizeof(*tx));
+	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_tx), slot, state_idx_of(slot),
+				 tx, sizeof(*tx));
 }
 
 int rx_state(uint32_t qpn, struct mrc_rx_state *rx)
 {
 	uint32_t slot = mrc_qpn_to_slot(qpn);
 
-	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_rx), slot, rx, sizeof(*rx));
+	return mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_rx), slot, state_idx_of(slot),
+				 rx, sizeof(*rx));
 }
 
 /* XDP drops for one reason, summed over the CPUs. */

@@ -255,7 +255,7 @@ TEST_CASE(test_qp_state_machine, "libmrc.qp_state_machine")
 		ASSERT_EQ(qp_info(n1, &info), 0, "mrc_qps lookup in RTS");
 		ASSERT_TRUE(info.cc_slot != 0, "mrc_qps: RTS QP has a window");
 		slot = info.cc_slot - 1;
-		ASSERT_EQ(mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_cc_view), slot,
+		ASSERT_EQ(mrc_qp_state_read(bpf_map__fd(lm_skel->maps.mrc_cc_view), slot, 0,
 					    &view, sizeof(view)), 0, "mrc_cc_view lookup");
 		ASSERT_EQ(view.algo, MRC_CC_NSCC, "window runs NSCC");
 		ASSERT_EQ(view.cwnd, 7500, "first window = 1.5 x BDP (5000 B)");

@@ -839,7 +839,7 @@ static struct mrc_cc_view view_snap[MRC_MAX_CC];
 /* Window k's view; zero for a window without one (reset_maps made FX_CC_VIEWS). */
 static void view_or_zero(__u32 k, struct mrc_cc_view *v)
 {
-	int err = mrc_qp_state_read(MFD(mrc_cc_view), k, v, sizeof(*v));
+	int err = mrc_qp_state_read(MFD(mrc_cc_view), k, 0, v, sizeof(*v));
 
 	if (err == -ENOENT)
 		memset(v, 0, sizeof(*v));

@@ -50,6 +50,7 @@ struct opts {
 struct target {
 	int rx_fd;
 	__u32 slot, remote_qpn;
+	__u32 state_idx;	/* its entry in mrc_rx's block */
 	__u32 key;		/* the requester QP's connection key */
 	struct sockaddr_in6 to;
 };
@@ -97,6 +98,7 @@ static int find_target(const struct opts *o, struct target *t)
 		    info.state != MRC_QPS_RTS || !info.n_peer_addrs)
 			continue;
 		t->slot = slot;
+		t->state_idx = info.state_idx;
 		t->remote_qpn = info.remote_qpn;
 		t->key = info.peer_key;
 		memset(&t->to, 0, sizeof(t->to));
@@ -113,8 +115,8 @@ static int read_cack(const struct target *t, __u32 *cack)
 {
 	struct mrc_rx_state rx;
 
-	/* The QP's own rx state map, through mrc_rx by id. */
-	if (mrc_qp_state_read(t->rx_fd, t->slot, &rx, sizeof(rx)))
+	/* The QP's entry of its rx state map, through mrc_rx by id. */
+	if (mrc_qp_state_read(t->rx_fd, t->slot, t->state_idx, &rx, sizeof(rx)))
 		return -1;
 	*cack = rx.cack;
 	return 0;
