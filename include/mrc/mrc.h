@@ -318,6 +318,13 @@ struct mrc_wait_stats {
 	uint64_t spin_limit_ns;		/* the spin budget now (adaptive) */
 	uint64_t yields;		/* sched_yield() calls while spinning */
 	uint64_t socket_full_sleeps;	/* sleeps until the full data socket had room */
+	/*
+	 * Times the event ring's reader told the kernel it had caught up
+	 * (before a sleep, or a quarter of the ring read): only then may the
+	 * next event cost a wakeup; while the context polls, events wake
+	 * nobody.
+	 */
+	uint64_t ring_publishes;
 };
 
 struct mrc_qp_counters {

@@ -145,7 +145,8 @@ check "and says so ($out)" has "$out" "no such group"
 lab agent stop > /dev/null 2>&1
 groupadd -f mrcupv 2> /dev/null
 lab agent start -- --app-group mrcupv > /dev/null
-sock=$(ls /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
+# The newest: this lab's mrcds just started (another lab's may be up).
+sock=$(ls -t /run/mrc/mrcd-*-apps.sock 2> /dev/null | head -n 1)
 check "the socket's mode and group" eq "$(stat -c %a:%G "$sock")" 660:mrcupv
 lab exec h1 "${PERF_AS[@]}" "$PERF_RUN" client "$H2" --size 4096 --iters 1 \
 	> /dev/null 2> "$tmp/group.err"

@@ -114,11 +114,12 @@ void json_wait_stats(FILE *f, const struct mrc_qp_counters *cnt)
 	fprintf(f, ", \"wait\": {\"spins\": %" PRIu64 ", \"spin_ns\": %" PRIu64
 		", \"sleeps\": %" PRIu64 ", \"sleep_ns\": %" PRIu64 ", \"woken\": %" PRIu64
 		", \"pace_sleeps\": %" PRIu64 ", \"yields\": %" PRIu64
-		", \"spin_limit_ns\": %" PRIu64 ", \"socket_full_sleeps\": %" PRIu64 "}",
+		", \"spin_limit_ns\": %" PRIu64 ", \"socket_full_sleeps\": %" PRIu64
+		", \"ring_publishes\": %" PRIu64 "}",
 		(uint64_t)w->spins, (uint64_t)w->spin_ns, (uint64_t)w->sleeps,
 		(uint64_t)w->sleep_ns, (uint64_t)w->woken, (uint64_t)w->pace_sleeps,
 		(uint64_t)w->yields, (uint64_t)w->spin_limit_ns,
-		(uint64_t)w->socket_full_sleeps);
+		(uint64_t)w->socket_full_sleeps, (uint64_t)w->ring_publishes);
 }
 
 void client_print_json(const struct client *c)

@@ -17,6 +17,7 @@
 
 #include "mrc/abi.h"
 #include "common/pins.h"
+#include "common/event_ring.h"
 #include "common/qpmaps.h"
 #include "mrc/mrc.h"
 
@@ -213,7 +214,7 @@ struct mrc_context {
 	uint32_t ctx_slot;
 	bool ctx_claimed;
 	int ring_fd;
-	struct ring_buffer *ring;
+	struct mrc_event_ring ring;	/* XDP's events; read lagging (event_ring.h) */
 
 	int sock;
 	uint16_t sock_port;

@@ -84,28 +84,32 @@ static void on_sack_due(struct mrc_context *ctx, const struct mrc_event *evt)
 }
 
 /*
- * The event-ring callback of libbpf's ring_buffer: events go to the
+ * The event ring's callback (common/event_ring.h): events go to the
  * sender, but for SACK_DUE, the responder's.
  */
-static int on_event(void *ctx, void *data, size_t size)
+static void on_event(void *ctx, const void *data, size_t size)
 {
 	const struct mrc_event *evt = data;
 
 	if (size < sizeof(struct mrc_event))
-		return 0;
+		return;
 	if (evt->type == MRC_EVT_SACK_DUE)
 		on_sack_due(ctx, evt);
 	else
 		mrc_tx_handle_event(ctx, evt);
-	return 0;
 }
 
 int mrc_progress_open_ring(struct mrc_context *ctx)
 {
-	ctx->ring = ring_buffer__new(ctx->ring_fd, on_event, ctx, NULL);
-	if (!ctx->ring)
-		return -errno;
-	return 0;
+	return mrc_event_ring_open(&ctx->ring, ctx->ring_fd, on_event, ctx);
+}
+
+/* The events XDP wrote since the last look: how many. */
+static int read_events(struct mrc_context *ctx)
+{
+	int n = mrc_event_ring_consume(&ctx->ring);
+
+	return n > 0 ? n : 0;
 }
 
 /*
@@ -132,7 +136,7 @@ int mrc_progress_open_waits(struct mrc_context *ctx)
 	ctx->idle_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctx->idle_epfd < 0)
 		return -errno;
-	ev.data.fd = ring_buffer__epoll_fd(ctx->ring);
+	ev.data.fd = ctx->ring_fd;
 	if (epoll_ctl(ctx->idle_epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
 		return -errno;
 	ev.data.fd = ctx->sock;
@@ -157,9 +161,7 @@ void mrc_progress_close(struct mrc_context *ctx)
 	if (ctx->idle_epfd >= 0)
 		close(ctx->idle_epfd);
 	ctx->idle_epfd = -1;
-	if (ctx->ring)
-		ring_buffer__free(ctx->ring);
-	ctx->ring = NULL;
+	mrc_event_ring_close(&ctx->ring);
 }
 
 /* ---- sleeping when there is nothing to do ------------------------------ */
@@ -298,8 +300,12 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 	if (ctx->idle_epfd < 0 || context_wants_cpu(ctx))
 		return false;
 	sleep_ns = arm_wakeups(ctx, now, &paced);
-	/* An ack between our look and the flags woke nobody: look again. */
-	if (!sleep_ns || context_wants_cpu(ctx)) {
+	/*
+	 * An ack between our look and the flags woke nobody: look again. The
+	 * ring's records from now on wake us (read, they are work: no sleep).
+	 */
+	if (!sleep_ns || mrc_event_ring_prepare_sleep(&ctx->ring) > 0 ||
+	    context_wants_cpu(ctx)) {
 		mrc_cc_disarm_wakeups(ctx);
 		return false;
 	}
@@ -385,7 +391,7 @@ static void drive_qp(struct mrc_context *ctx, struct mrc_qp *qp)
 	 * (ring full): read what the ring holds, then fail anyway.
 	 */
 	if (mrc_qp_failed_by_peer(qp)) {
-		ring_buffer__consume(ctx->ring);
+		read_events(ctx);
 		if (qp->state == MRC_QP_RTS)
 			mrc_qp_to_error(qp, MRC_WC_REM_OP_ERR, 0);
 		return;
@@ -564,7 +570,7 @@ static void check_socket_room(struct mrc_context *ctx)
 /* Drive the QPs of the context: events, receive, send, timers. */
 static void progress(struct mrc_context *ctx)
 {
-	bool input = ring_buffer__consume(ctx->ring) > 0, busy;
+	bool input = read_events(ctx) > 0, busy;
 
 	check_socket_room(ctx);
 
@@ -577,7 +583,7 @@ static void progress(struct mrc_context *ctx)
 	mrc_tx_flush(ctx);
 	if (mrc_rx_flush_acks(ctx) > 0)
 		busy = true;
-	busy |= ring_buffer__consume(ctx->ring) > 0;
+	busy |= read_events(ctx) > 0;
 	yield_if_deaf(ctx, input);
 	if (busy)
 		end_idle_spell(ctx);

@@ -473,6 +473,7 @@ int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out)
 	*out = qp->counters;
 	out->cc_slot = mrc_cc_slot(qp);
 	out->wait = qp->ctx->wait;
+	out->wait.ring_publishes = qp->ctx->ring.publishes;
 	out->wait.spin_limit_ns = qp->ctx->spin_limit_ns;
 	out->cc_sleeps = qp->ctx->wait.sleeps;
 	out->rx_truncated = qp->ctx->rx_truncated;
