@@ -88,6 +88,9 @@ check "64 MiB over the explicit list, verified" srv6_client --size 1m --bytes 64
 	--ev-profile 2
 check "verified" eq "$(cj .verified)" true
 n=$(spine_bytes 5000000)
+# Each spine's bytes, and how the EVs ended, for when one carried little.
+echo "    spine MB: $(stats_json | jq -c '[.spines[] | .bytes / 1e6 | floor]');" \
+	"retransmits $(cj .tx_retransmits), timeouts $(cj .timeouts)" >&2
 check "every spine of every plane carries data" eq "$n" $((PLANES * SPINES))
 end
 

@@ -74,6 +74,12 @@ static int create_state(uint32_t slot)
 	if (rc)
 		return rc;
 	entry[slot] = fds;
+	/* The record names the entry before the engine can find the maps. */
+	if (mrc_qp_state_idx(host.fd[MRC_PIN_QPS], slot) != fds.idx) {
+		fprintf(stderr, "slot %u: mrc_qps names entry %u, not %u\n", slot,
+			mrc_qp_state_idx(host.fd[MRC_PIN_QPS], slot), fds.idx);
+		return -EPROTO;
+	}
 	tx[slot] = mrc_state_map_entry(fds.tx, fds.idx, sizeof(*tx[slot]),
 				       PROT_READ | PROT_WRITE);
 	close(fds.rx);
@@ -235,10 +241,11 @@ TEST_CASE(test_walks_what_exists, "probe_walk.walks_the_qps_that_exist")
 /* Nothing to do: the idle tick; an EV down: the short tick until it is probed back. */
 TEST_CASE(test_idle_tick, "probe_walk.idle_engine_ticks_slowly")
 {
-	uint64_t idle, busy, idle0 = pe->counters[PE_IDLE_TICKS];
+	uint64_t idle, busy, idle0;
 	struct mrc_qp_evs *evs;
 
 	NEED_ENGINE();
+	idle0 = pe->counters[PE_IDLE_TICKS];
 	run_engine(0.1);	/* the 8 QPs settled */
 	idle = ticks_in(1.0);
 	ASSERT_TRUE(idle <= 1000 / PE_IDLE_TICK_MS + 10,
@@ -355,6 +362,7 @@ static int open_engine(void)
 			&(struct mrc_qp_state_outer){ .rx = host.fd[MRC_PIN_RX],
 						      .tx = host.fd[MRC_PIN_TX],
 						      .evs = host.fd[MRC_PIN_QP_EVS] }, -1);
+	mrc_qpmaps_set_qps(&qpmaps, host.fd[MRC_PIN_QPS]);
 	for (uint32_t s = 0; s < 8 && !rc; s++)
 		rc = put_rts(s * 4099);
 	if (rc)

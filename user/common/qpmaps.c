@@ -64,7 +64,23 @@ void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
 	m->tx_state_fd = state ? state->tx : -1;
 	m->evs_fd = state ? state->evs : -1;
 	m->btf_fd = -1;
+	m->qps_fd = -1;
 	find_btf(m, btf_src_fd);
+}
+
+void mrc_qpmaps_set_qps(struct mrc_qpmaps *m, int qps_fd)
+{
+	m->qps_fd = qps_fd;
+}
+
+/* The slot's record: RESET, naming the entry (before the maps go in). */
+static int name_entry(const struct mrc_qpmaps *m, uint32_t slot, uint32_t idx)
+{
+	struct mrc_qp_info reset = { .state = MRC_QPS_RESET, .state_idx = idx };
+
+	if (!m || m->qps_fd < 0)
+		return 0;
+	return bpf_map_update_elem(m->qps_fd, &slot, &reset, BPF_ANY) ? -errno : 0;
 }
 
 void mrc_qpmaps_fini(struct mrc_qpmaps *m)
@@ -370,7 +386,9 @@ int mrc_qp_state_create(const struct mrc_qpmaps *m, struct mrc_state_blocks *sb,
 		if (err)
 			return err;
 	}
-	err = hand_out(m, &sb->b[block], slot, out);
+	err = name_entry(m, slot, idx);
+	if (!err)
+		err = hand_out(m, &sb->b[block], slot, out);
 	if (err) {
 		/* Never handed out: free at once, zeroed or fresh either way. */
 		sb->b[block].freed_ns[idx] = sb->b[block].freed_ns[idx] ? 1 : 0;

@@ -31,6 +31,12 @@ struct mrc_qpmaps {
 	int btf_fd;
 	uint32_t key_type, log_type, rx_type, tx_type;
 	uint32_t rx_state_type, tx_state_type, evs_type, cc_view_type;
+	/*
+	 * mrc_qps, for the allocators that create QPs (libmrc, the broker):
+	 * a new QP's record names its entry before its maps are in the slot.
+	 * -1 (the default): no record written.
+	 */
+	int qps_fd;
 };
 
 /* The outer maps of a QP's state (mrc_rx, mrc_tx, mrc_qp_evs). */
@@ -46,6 +52,8 @@ struct mrc_qp_state_outer {
 void mrc_qpmaps_init(struct mrc_qpmaps *m, int log_fd, int rx_fd, int tx_fd,
 		     const struct mrc_qp_state_outer *state, int btf_src_fd);
 void mrc_qpmaps_fini(struct mrc_qpmaps *m);
+/* mrc_qps, kept open by the caller: mrc_qp_state_create writes the record. */
+void mrc_qpmaps_set_qps(struct mrc_qpmaps *m, int qps_fd);
 
 /*
  * Fresh, zeroed inner maps for the QP in slot (QP number qpn, for their
@@ -106,7 +114,10 @@ struct mrc_state_blocks {
 /*
  * An entry for the QP in slot (named after qpn) in the owner's blocks sb,
  * zeroed, with the block's maps put into mrc_rx, mrc_tx and mrc_qp_evs at
- * slot (replacing what a dead process left there). out gets fds of the
+ * slot (replacing what a dead process left there). With m->qps_fd the
+ * slot's mrc_qps record is first made a RESET one that names the entry:
+ * a reader that finds the maps (mrcd's probe engine) finds the entry too,
+ * never a dead process's index into this owner's block. out gets fds of the
  * three maps that the caller owns (to mmap the entry, then close) and the
  * entry. 0 or -errno (then no fd is open and the slot may be half filled:
  * the caller removes it).

@@ -62,6 +62,8 @@ static int open_maps(struct mrc_context *ctx)
 					.tx = mrc_map_fd(ctx, MRC_PIN_TX),
 					.evs = mrc_map_fd(ctx, MRC_PIN_QP_EVS) },
 				mrc_map_fd(ctx, MRC_PIN_QPS));
+	if (!rc)
+		mrc_qpmaps_set_qps(&ctx->qpmaps, mrc_map_fd(ctx, MRC_PIN_QPS));
 	return rc;
 }
 

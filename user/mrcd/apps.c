@@ -730,6 +730,7 @@ int apps_open(struct agent *a)
 			&(struct mrc_qp_state_outer){ .rx = MAP(a, mrc_rx),
 				.tx = MAP(a, mrc_tx), .evs = MAP(a, mrc_qp_evs) },
 			MAP(a, mrc_qps));
+	mrc_qpmaps_set_qps(&a->qpmaps, MAP(a, mrc_qps));
 	return apps_listen(a);
 }
 
