@@ -182,17 +182,6 @@ void mrc_qpmaps_remove(const struct mrc_qpmaps *m, uint32_t slot)
 	bpf_map_delete_elem(m->evs_fd, &slot);
 }
 
-/*
- * A state map of n entries, zeroed (the kernel zeroes arrays): its fd or
- * -errno. The flags and value size match the templates of bpf/mrc/maps.h,
- * which the kernel checks at the insert.
- */
-static int create_block_map(const struct mrc_qpmaps *m, const char *name, __u32 flags,
-			    uint32_t value_size, uint32_t value_type, uint32_t n)
-{
-	return create_map(m, name, flags, value_size, value_type, n);
-}
-
 /* Put the map fd into outer at slot, the fd staying the caller's. */
 static int put_state(int outer_fd, uint32_t slot, int fd)
 {
@@ -205,7 +194,7 @@ static int put_state(int outer_fd, uint32_t slot, int fd)
 static int create_state(const struct mrc_qpmaps *m, int outer_fd, uint32_t slot,
 			const char *name, uint32_t value_size, uint32_t value_type)
 {
-	int fd = create_block_map(m, name, BPF_F_MMAPABLE, value_size, value_type, 1);
+	int fd = create_map(m, name, BPF_F_MMAPABLE, value_size, value_type, 1);
 	int err = fd < 0 ? fd : put_state(outer_fd, slot, fd);
 
 	if (err && fd >= 0)
@@ -292,7 +281,7 @@ static int add_block(const struct mrc_qpmaps *m, struct mrc_state_blocks *sb)
 	block_maps(m, b, maps);
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "%s_b%u", maps[i].prefix, sb->n);
-		*maps[i].fd = create_block_map(m, name, STATE_FLAGS, (uint32_t)maps[i].size,
+		*maps[i].fd = create_map(m, name, STATE_FLAGS, (uint32_t)maps[i].size,
 					       maps[i].type, cap);
 		if (*maps[i].fd < 0) {
 			int err = *maps[i].fd;
@@ -453,7 +442,7 @@ int mrc_qp_state_read(int outer_fd, uint32_t slot, uint32_t idx, void *buf, size
  */
 static int create_untyped(int outer_fd, uint32_t slot, uint32_t n, size_t size)
 {
-	int fd = create_block_map(NULL, "mrc_state", STATE_FLAGS, (uint32_t)size, 0, n);
+	int fd = create_map(NULL, "mrc_state", STATE_FLAGS, (uint32_t)size, 0, n);
 	int err = fd < 0 ? fd : put_state(outer_fd, slot, fd);
 
 	if (err == -EINVAL && n == 1) {
