@@ -86,7 +86,7 @@ static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
 #define NEXT_EV_TRIES		(2 * NEXT_EV_SAME_PLANE)
 
 static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
-				   int avoid_path, int *wrapped)
+				   int avoid_path, int col, int *wrapped)
 {
 	__u32 stride = evs->stride, pos = 0;
 	int same_path = -1;
@@ -98,9 +98,25 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 		__u32 p, idx, w, nw;
 
 		if (i % NEXT_EV_SAME_PLANE == 0) {
-			pos = __sync_fetch_and_add(&evs->next, 1) % n;
+			__u32 turn = __sync_fetch_and_add(&evs->next, 1);
+
+			pos = turn % n;
 			if (pos == n - 1)
 				*wrapped = 1;
+			/*
+			 * The sender chose the plane (sender_column): the
+			 * cursor's row, its column. With no usable EV there,
+			 * another plane's turn, the next turns' the others,
+			 * so a plane out of service spreads its share over
+			 * the others instead of doubling one's.
+			 */
+			if (col >= 0) {
+				__u32 c = (__u32)col;
+
+				if (i)
+					c = (c + 1 + turn / stride % (stride - 1)) % stride;
+				pos = pos - pos % stride + c;
+			}
 		}
 		p = (pos + (i % NEXT_EV_SAME_PLANE) * stride) % n;
 		asm volatile("" : "+r"(p));
@@ -129,6 +145,37 @@ static __always_inline int next_ev(struct mrc_qp_evs *evs, __u32 n, int avoid,
 }
 
 /*
+ * The column of the rotation (plane - 1) the sender already put the packet
+ * on, or -1 to follow the cursor. libmrc, with MRC_QP_F_SENDER_PLANE, sends
+ * each datagram to the peer's address on a plane of its own rotation; the
+ * packet then reaches TC on that plane's interface, and an EV of that plane
+ * saves it a move (bpf_redirect_neigh: a route lookup and this program a
+ * second time). Only when the interface and the destination agree on the
+ * plane and the table goes round the planes (stride = planes).
+ */
+static __always_inline int sender_column(const struct mrc_pkt *p,
+					 const struct mrc_qp_info *info,
+					 const struct mrc_qp_evs *evs,
+					 __u32 skb_plane)
+{
+	__u32 stride = evs->stride, dst[4];
+	const __u32 *peer;
+
+	if (!(info->flags & MRC_QP_F_SENDER_PLANE) || stride < 2 ||
+	    stride > MRC_MAX_PLANES_ABI || skb_plane == 0 ||
+	    skb_plane > stride || skb_plane > info->n_peer_addrs)
+		return -1;
+	if (packet_addr(p, PKT_DST, dst))
+		return -1;
+	peer = (const __u32 *)info->peer_addrs[(skb_plane - 1) &
+					       (MRC_MAX_PLANES_ABI - 1)];
+	if ((dst[0] ^ peer[0]) | (dst[1] ^ peer[1]) | (dst[2] ^ peer[2]) |
+	    (dst[3] ^ peer[3]))
+		return -1;
+	return (int)skb_plane - 1;
+}
+
+/*
  * The path of the EV at idx as next_ev compares it (plane | path << 8),
  * or -1 when path discovery did not label it (path 0).
  */
@@ -137,6 +184,15 @@ static __always_inline int lost_path(struct mrc_qp_evs *evs, __u32 idx)
 	__u32 w = READ_ONCE(evs->ev[idx & (MRC_MAX_EVS - 1)].word);
 
 	return MRC_EV_WORD_PATH(w) ? (int)(w & 0xffff) : -1;
+}
+
+/* The move costs a second pass here: mrcctl stats shows how many. */
+static __always_inline void count_plane_move(__u32 segs)
+{
+	struct mrc_ctl_stats *cs = ctl_stats();
+
+	if (cs)
+		cs->plane_moves += segs;
 }
 
 /*
@@ -169,18 +225,21 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	struct mrc_qp_info *info = bpf_map_lookup_elem(&mrc_qps, &slot);
 	struct mrc_qp_evs *evs = qp_ev_table(slot);
 	struct mrc_tx_state *tx = qp_tx_state(slot);
-	__u32 psn, n, plane, ifindex = 0;
+	__u32 psn, n, plane, ifindex = 0, skb_plane;
 	__u8 flags = p->flags;
 	struct mrc_send_rec *rec;
 	struct mrc_qp_stats *st;
 	struct mrc_ev_entry *e;
-	int idx, avoid = -1, avoid_path = -1, wrapped = 0;
+	int idx, avoid = -1, avoid_path = -1, wrapped = 0, col;
 
 	if (!info || !evs || !tx || !is_own_packet(p, info))
 		return TC_ACT_OK;
 	n = info->n_evs;
 	if (n == 0 || n > MRC_MAX_EVS)
 		return leave_unsprayed(skb, l4, info);
+	/* Before gso_check, which may move the packet's data. */
+	skb_plane = plane_of_ifindex(skb->ifindex);
+	col = sender_column(p, info, evs, skb_plane);
 	psn = mrc_psn_extend(READ_ONCE(tx->snd_una), p->psn);
 	/* A burst cannot carry one ICRC per segment: libmrc sends none. */
 	if (segs > 1 && (info->flags & MRC_QP_F_ICRC)) {
@@ -204,17 +263,17 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 		avoid_path = lost_path(evs, rec->ev_idx);
 	}
 
-	idx = next_ev(evs, n, avoid, avoid_path, &wrapped);
+	idx = next_ev(evs, n, avoid, avoid_path, col, &wrapped);
 	if (wrapped)
 		reshuffle(evs, n);
 	if (idx < 0)	/* nothing usable: leave the socket's port */
 		return leave_unsprayed(skb, l4, info);
 	e = &evs->ev[idx & (MRC_MAX_EVS - 1)];
 	plane = e->plane;
-	if (plane && plane != plane_of_ifindex(skb->ifindex))
+	if (plane && plane != skb_plane)
 		ifindex = move_to_plane(skb, l4, info, plane);
 	if (!ifindex)
-		plane = plane_of_ifindex(skb->ifindex);
+		plane = skb_plane;
 	if (stamp_ev(skb, l4, e->ev, info->ev_format))
 		return leave_unsprayed(skb, l4, info);
 	/* The ICRC covers the EV and the plane's addresses. */
@@ -249,7 +308,10 @@ static __always_inline int spray_data(struct __sk_buff *skb,
 	st = qp_stats(slot);
 	if (st)
 		st->tx_stamped += segs;
-	return ifindex ? bpf_redirect_neigh(ifindex, NULL, 0, 0) : TC_ACT_OK;
+	if (!ifindex)
+		return TC_ACT_OK;
+	count_plane_move(segs);
+	return bpf_redirect_neigh(ifindex, NULL, 0, 0);
 }
 
 /* Did mrcd see this plane's link go down? */

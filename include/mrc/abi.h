@@ -432,6 +432,14 @@ enum mrc_qp_info_flags {
 	 * drops (BAD_ICRC) a data packet whose trailer is not its ICRC.
 	 */
 	MRC_QP_F_ICRC	= 1 << 1,
+	/*
+	 * libmrc sends each datagram to the peer's address on a plane of its
+	 * own rotation (one plane after the other, as the EV table goes
+	 * round them): TC takes an EV of the plane the packet is already on
+	 * (mrc/tc_spray.h sender_column), so it needs no move to another
+	 * plane. Without the flag TC's cursor picks the plane.
+	 */
+	MRC_QP_F_SENDER_PLANE = 1 << 2,
 };
 
 /*
@@ -1053,7 +1061,12 @@ struct mrc_ctl_stats {
 	__u64	trim_nacks;		/* trimmed DATA answered with a NACK (XDP_TX) */
 	__u64	trim_nacks_lasthop;	/* ... of them trimmed at the last hop */
 	__u64	cc_wakeups;		/* full windows that opened (libmrc woken) */
-	__u64	pad;
+	/*
+	 * DATA packets TC moved to the plane of their EV (bpf_redirect_neigh):
+	 * those libmrc sent on another plane than the EV's (without
+	 * MRC_QP_F_SENDER_PLANE, or a plane with no usable EV).
+	 */
+	__u64	plane_moves;
 	/*
 	 * Endpoint messages refused (each also counted in ep_dropped): EV
 	 * probes and port status from an address that is no known peer

@@ -363,7 +363,14 @@ struct mrc_qp_counters {
 	uint64_t resends_held;		/* resends a NACK of a resend asked for, held
 					 * until a minimum RTT after that resend (one
 					 * send of a PSN per RTT, whatever NACKs say) */
+	uint64_t plane_sends_refused;	/* datagrams to the peer on a plane of the QP's
+					 * own rotation that the route refused (the
+					 * link down): the context passes that plane
+					 * over for MRC_PLANE_RETRY_MS, the packets go
+					 * again on the others */
 };
+/* How long a plane whose route refused a send is passed over. */
+#define MRC_PLANE_RETRY_MS	100
 int mrc_qp_counters(struct mrc_qp *qp, struct mrc_qp_counters *out);
 
 /* ---- messages ---------------------------------------------------------- */

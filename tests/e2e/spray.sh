@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Multi-plane spraying end to end: one QP sprays its packets over every
-# plane and every spine (TC egress picks the EV and moves packets between
-# planes; libmrc maps EVs to spines with TTL-limited probes and keeps the
-# same number active per spine), data verified by checksum; a single UDP
-# flow with one source port, for contrast, stays on one spine per plane.
+# plane and every spine (libmrc sends each datagram to the peer on the
+# next plane, TC egress picks an EV of that plane, so no packet has to
+# move between planes; libmrc maps EVs to spines with TTL-limited probes
+# and keeps the same number active per spine), data verified by checksum;
+# a single UDP flow with one source port, for contrast, stays on one spine
+# per plane. A plane without usable EVs has its packets moved by TC; one
+# whose link is down is passed over by libmrc.
 . "$(dirname "$0")/lib.sh"
 
 LAB_PREFIX=spr lab_up --hosts 2 --planes 4 --spines 2
@@ -24,10 +27,18 @@ mrcctl1 profile ev create 1 --type auto --burst 1
 mrcctl1 profile ev offline 1
 mrcctl1 profile ev online 1
 
+# DATA packets TC moved to their EV's plane on h1 (mrc_ctl_stats).
+plane_moves() { lab exec h1 "$MRCCTL" stats --json | jq '.control.plane_moves'; }
+
 begin spray.one_qp_all_planes_all_spines
 lab stats --reset
+m0=$(plane_moves)
 check "1 GiB, one QP, verified" client --size 1m --bytes 1g --verify --ev-profile 1
 check "verified" eq "$(cj .verified)" true
+moved=$(($(plane_moves) - m0))
+echo "    $moved of $(cj .tx_packets) packets moved to another plane by TC" >&2
+check "sent on their EV's plane: under 1% moved by TC" \
+	between "$((moved * 100 / $(cj .tx_packets)))" 0 0
 stats_json > "$tmp/stats.json"
 spines=$(jq '[.spines[] | select(.bytes > 100000000)] | length' "$tmp/stats.json")
 planes=$(jq '[.links[] | select(.name | test("-h1$")) | select(.bytes > 200000000)] | length' "$tmp/stats.json")
@@ -87,12 +98,15 @@ mark "long client up"
 # next packet already avoids those EVs (the lab's RTT is ~1 ms; sampling
 # right after mrcctl returns bounds the delay by one mrcctl round trip).
 check "deny plane 2's EVs" lab exec h1 "$MRCCTL" ev deny --qp "$QPN" --plane 2
-p2a=$(plane_packets 2) p1a=$(plane_packets 1)
+p2a=$(plane_packets 2) p1a=$(plane_packets 1) m0=$(plane_moves)
 sleep 0.5
-p2b=$(plane_packets 2) p1b=$(plane_packets 1)
-echo "    after deny: plane 2 +$((p2b - p2a)) packets, plane 1 +$((p1b - p1a))" >&2
+p2b=$(plane_packets 2) p1b=$(plane_packets 1) m1=$(plane_moves)
+echo "    after deny: plane 2 +$((p2b - p2a)) packets, plane 1 +$((p1b - p1a))," \
+	"moved by TC +$((m1 - m0))" >&2
 check "denied EVs unused from right after the deny" eq "$((p2b - p2a))" 0
 check "other planes carry on" between "$((p1b - p1a))" 100 100000000
+# libmrc still sends a quarter to plane 2, where no EV is usable.
+check "TC moves plane 2's share to the others" between "$((m1 - m0))" 1 100000000
 check "allow again" lab exec h1 "$MRCCTL" ev allow --qp "$QPN" --plane 2
 sleep 0.2
 p2c=$(plane_packets 2)
@@ -101,6 +115,27 @@ mark "stopping the long client"
 kill "$LONG_PID" 2> /dev/null
 wait "$LONG_PID" 2> /dev/null
 mark "long client stopped"
+end
+
+# h1's own plane-2 link goes down under a live QP: its routes go, the
+# sends libmrc aims at plane 2 are refused (ENETUNREACH), and libmrc passes
+# the plane over (retrying every 100 ms) until it is back. 4 GiB take
+# 1.5-4 s here; the link is down from 0.3 s to 0.8 s.
+begin spray.own_plane_down
+check "live QP" start_long_client --size 1m --depth 8 --bytes 4g --verify
+sleep 0.3
+check "h1's plane-2 link down" lab fault p2-h1 down
+sleep 0.5
+check "the transfer outlived the fault" kill -0 "$LONG_PID"
+check "plane 2 up again" lab fault p2-h1 up
+wait "$LONG_PID"
+rc=$?
+check "transfer completes" eq "$rc" 0
+check "verified" eq "$(jq -r .verified "$tmp/long.json")" true
+refused=$(jq -r '.plane_sends_refused // 0' "$tmp/long.json")
+echo "    sends refused on the down plane: $refused" \
+	"($(jq -r .tx_retransmits "$tmp/long.json") packets resent)" >&2
+check "refused sends counted, the plane passed over" between "$refused" 1 1000
 end
 
 # 4 GiB outlast the restart (checked: the client still runs after it;

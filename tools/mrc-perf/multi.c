@@ -440,6 +440,7 @@ static void mc_sum_counters(struct mclient *c)
 		c->cnt.fast_retransmits += q.fast_retransmits;
 		c->cnt.tail_probes += q.tail_probes;
 		c->cnt.resends_held += q.resends_held;
+		c->cnt.plane_sends_refused += q.plane_sends_refused;
 		c->cnt.cc_blocked += q.cc_blocked;
 		c->cnt.cc_paced += q.cc_paced;
 		c->cnt.cc_sleeps += q.cc_sleeps;

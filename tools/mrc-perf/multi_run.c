@@ -438,8 +438,10 @@ void mc_print_json(struct mclient *c)
 	       (uint64_t)c->cnt.cc_paced, (uint64_t)c->cnt.cc_sleeps,
 	       (uint64_t)c->cnt.tx_gso_sends, (uint64_t)c->cnt.gso_fallbacks);
 	json_wait_stats(stdout, &c->cnt);
-	printf(", \"tail_probes\": %" PRIu64 ", \"resends_held\": %" PRIu64,
-	       (uint64_t)c->cnt.tail_probes, (uint64_t)c->cnt.resends_held);
+	printf(", \"tail_probes\": %" PRIu64 ", \"resends_held\": %" PRIu64
+	       ", \"plane_sends_refused\": %" PRIu64,
+	       (uint64_t)c->cnt.tail_probes, (uint64_t)c->cnt.resends_held,
+	       (uint64_t)c->cnt.plane_sends_refused);
 	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");

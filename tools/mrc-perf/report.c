@@ -152,8 +152,10 @@ void client_print_json(const struct client *c)
 	       c->o->idle_s);
 	client_print_cc_json(c);
 	json_wait_stats(stdout, &c->cnt);
-	printf(", \"tail_probes\": %" PRIu64 ", \"resends_held\": %" PRIu64,
-	       (uint64_t)c->cnt.tail_probes, (uint64_t)c->cnt.resends_held);
+	printf(", \"tail_probes\": %" PRIu64 ", \"resends_held\": %" PRIu64
+	       ", \"plane_sends_refused\": %" PRIu64,
+	       (uint64_t)c->cnt.tail_probes, (uint64_t)c->cnt.resends_held,
+	       (uint64_t)c->cnt.plane_sends_refused);
 	printf(", \"error\": ");
 	json_error(stdout, c->error);
 	printf("}\n");

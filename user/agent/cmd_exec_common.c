@@ -148,7 +148,7 @@ bool cmd_all_zero(const void *p, size_t len)
 static const char *const ctl_counter_names[] = {
 	"ev_events", "ev_events_lost", "demote_refused", "probes_answered",
 	"probe_responses", "probes_stamped", "port_status_rx", "ep_dropped",
-	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups", NULL,
+	"trim_nacks", "trim_nacks_lasthop", "cc_wakeups", "plane_moves",
 	"probes_refused", "port_status_refused", "responses_refused",
 	"responses_bad_port",
 };

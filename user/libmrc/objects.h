@@ -129,6 +129,14 @@ struct mrc_qp {
 	uint32_t srv6_block;		/* MRC_EVF_SRV6: the profile's locator block */
 	/* New packets per UDP GSO send, from the EV profile; 0 or 1 = no GSO. */
 	uint32_t gso_burst;
+	/*
+	 * Planes the QP's datagrams go round (send.c datagram_peer): each to
+	 * the peer's address on the next of tx_planes planes, so it reaches
+	 * TC on the plane its EV will be of (MRC_QP_F_SENDER_PLANE). 0 or 1:
+	 * all to peers[0], TC moves them.
+	 */
+	uint8_t tx_planes;
+	uint32_t tx_plane_next;
 
 	/* requester */
 	struct mrc_tx_state *tx;	/* mmapped, shared with XDP */
@@ -220,6 +228,13 @@ struct mrc_context {
 	uint16_t sock_port;
 	int broker_fd;			/* mrcd's broker (host.h); -1: direct */
 	bool gso_refused;		/* the kernel refused UDP_SEGMENT: bursts of 1 (send.c) */
+	/*
+	 * Planes whose route refused a datagram (the link is down, its routes
+	 * gone): bit p - 1. The QPs' own plane choice passes them over until
+	 * planes_refused_until (CLOCK_MONOTONIC ns), then tries again (send.c).
+	 */
+	uint32_t planes_refused;
+	uint64_t planes_refused_until;
 
 	/*
 	 * Our QPs: by slot (pins.max_qps of them, mrcd's --max-qps) to find

@@ -264,5 +264,12 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	qp->ev_format = (uint8_t)prof.format;
 	qp->srv6_block = prof.srv6_block;
 	qp->gso_burst = peer_is_local(qp) ? 1 : prof.gso_burst;
+	/*
+	 * The table goes round the planes: so do our datagrams, each sent
+	 * to the peer on its plane, and TC keeps it there (send.c
+	 * datagram_peer). A peer on this host is reached through none.
+	 */
+	qp->tx_planes = evs.stride > 1 && !peer_is_local(qp) ? (uint8_t)evs.stride : 0;
+	qp->tx_plane_next = 0;
 	return publish_ev_table(qp, &evs, n);
 }

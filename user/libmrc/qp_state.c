@@ -33,7 +33,8 @@ int mrc_qp_publish_state(struct mrc_qp *qp)
 		.local_key = qp->local_key,
 		.peer_key = mrc_qp_dest_key(qp),
 		.flags = (mrc_qp_keyed(qp) ? MRC_QP_F_KEYED : 0) |
-			 (mrc_qp_icrc(qp) ? MRC_QP_F_ICRC : 0),
+			 (mrc_qp_icrc(qp) ? MRC_QP_F_ICRC : 0) |
+			 (qp->tx_planes > 1 ? MRC_QP_F_SENDER_PLANE : 0),
 	};
 
 	for (int i = 0; i < qp->n_peers; i++)

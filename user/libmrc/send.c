@@ -74,6 +74,7 @@ struct tx_batch {
 	struct mmsghdr msgs[MRC_TX_BATCH];
 	struct mrc_qp *qp[MRC_TX_BATCH];	/* whose datagram: its counters, its resends */
 	uint16_t first[MRC_TX_BATCH], count[MRC_TX_BATCH];
+	uint8_t plane[MRC_TX_BATCH];	/* peers[] index it goes to */
 	uint32_t seg_len[MRC_TX_BATCH];	/* UDP payload of its first packet */
 	uint32_t bytes[MRC_TX_BATCH];	/* UDP payload of all its packets */
 	union {
@@ -249,17 +250,39 @@ static void join_datagram(struct tx_batch *b, uint32_t len, int niov)
 		b->open = false;
 }
 
+/*
+ * Which of the peer's addresses (plane - 1) the next datagram goes to.
+ * The path choice is a seam: TC egress stamps the EV. With tx_planes the
+ * plane is ours: the next of the QP's rotation, as the EV table goes round
+ * the planes, so the datagram reaches TC on its plane and stays there (no
+ * move to another plane: a route lookup and TC a second time). A plane
+ * whose route refused a datagram lately is passed over.
+ */
+static uint8_t datagram_plane(struct mrc_qp *qp)
+{
+	uint32_t n = qp->tx_planes;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = qp->tx_plane_next++ % n;
+
+		if (!(qp->ctx->planes_refused & (1u << p)))
+			return (uint8_t)p;
+	}
+	return 0;
+}
+
 static void new_datagram(struct mrc_qp *qp, struct tx_batch *b,
 			 struct iovec *iov, uint32_t len, int niov, bool burst)
 {
 	struct msghdr *mh = &b->msgs[b->n].msg_hdr;
+	uint8_t plane = datagram_plane(qp);
 
 	memset(&b->msgs[b->n], 0, sizeof(b->msgs[b->n]));
 	mh->msg_iov = iov;
 	mh->msg_iovlen = (size_t)niov;
-	/* The path choice is a seam: TC egress stamps the EV and plane. */
-	mh->msg_name = &qp->peers[0];
-	mh->msg_namelen = sizeof(qp->peers[0]);
+	mh->msg_name = &qp->peers[plane];
+	mh->msg_namelen = sizeof(qp->peers[plane]);
+	b->plane[b->n] = plane;
 	b->qp[b->n] = qp;
 	b->first[b->n] = (uint16_t)b->npkts;
 	b->count[b->n] = 1;
@@ -379,6 +402,33 @@ static bool gso_refused(const struct tx_batch *b, int m, int err)
  * refuses UDP_SEGMENT turns the context's bursts off (counted); the
  * refused packets go again, one a datagram.
  */
+/* Did the route of a datagram to another plane than the first refuse it? */
+static bool plane_refused(const struct tx_batch *b, int m, int err)
+{
+	return b->plane[m] != 0 &&
+	       (err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN ||
+		err == EADDRNOTAVAIL);
+}
+
+/*
+ * Pass the plane over for a while: its link went down and took its routes
+ * (or never had one to the peer). Its packets go again on the others; TC
+ * keeps demoting and probing the plane's EVs as ever.
+ */
+static void refuse_plane(struct mrc_context *ctx, struct tx_batch *b, int m)
+{
+	ctx->planes_refused |= 1u << b->plane[m];
+	ctx->planes_refused_until = mrc_now_ns() + MRC_PLANE_RETRY_MS * 1000000ull;
+	b->qp[m]->counters.plane_sends_refused++;
+}
+
+/* The refused planes' time is up: try them again. */
+static void retry_refused_planes(struct mrc_context *ctx)
+{
+	if (ctx->planes_refused && mrc_now_ns() >= ctx->planes_refused_until)
+		ctx->planes_refused = 0;
+}
+
 static bool flush_batch(struct mrc_context *ctx, struct tx_batch *b)
 {
 	int sent = 0;
@@ -393,6 +443,8 @@ static bool flush_batch(struct mrc_context *ctx, struct tx_batch *b)
 			b->qp[sent]->counters.gso_fallbacks++;
 			b->burst = 1;
 		}
+		if (r < 0 && plane_refused(b, sent, errno))
+			refuse_plane(ctx, b, sent);
 		if (r <= 0) {
 			if (r < 0)
 				mrc_note_send_refused(ctx, errno);
@@ -994,6 +1046,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	 */
 	if (!b || b->socket_full || qp->ctx->sock_full)
 		return;
+	retry_refused_planes(qp->ctx);
 	mrc_cc_refresh(qp);
 	b->open = false;	/* this QP's packets start their own datagram */
 	b->burst = burst_of(qp);

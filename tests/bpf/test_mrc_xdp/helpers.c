@@ -195,6 +195,7 @@ void expect_event(int i, __u32 type, __u32 psn, __u32 ev, __u32 reason)
 #define CTL_FIELDS(X) X(ev_events) X(ev_events_lost) X(demote_refused) \
 	X(probes_answered) X(probe_responses) X(probes_stamped) X(port_status_rx) \
 	X(ep_dropped) X(trim_nacks) X(trim_nacks_lasthop) X(cc_wakeups) \
+	X(plane_moves) \
 	X(probes_refused) X(port_status_refused) X(responses_refused) \
 	X(responses_bad_port)
 

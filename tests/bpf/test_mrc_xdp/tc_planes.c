@@ -317,6 +317,181 @@ TEST_CASE(test_tc_plane_stays, "mrc.tc_plane_stays")
 }
 
 /*
+ * Two planes in turn, two EVs each (stride 2), the sender choosing the
+ * plane (MRC_QP_F_SENDER_PLANE when `sender`), the peer known to TC by its
+ * plane-2 address too.
+ */
+static void setup_sender_planes(int sender)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0x1111, 1), ACT(0x2222, 2), ACT(0x1113, 1), ACT(0x2224, 2),
+	};
+	struct mrc_qp_evs evs;
+	struct mrc_qp_info q;
+	__u8 a[16];
+
+	setup_planes(MRC_EVF_UDP, 0, tab, 4);
+	get_evs(&evs);
+	evs.stride = 2;
+	put_evs(&evs);
+	get_qp(&q);
+	q.flags = sender ? q.flags | MRC_QP_F_SENDER_PLANE :
+			   q.flags & ~(__u32)MRC_QP_F_SENDER_PLANE;
+	put_qp(&q);
+	mapped4(a, p2_peer4);
+	add_peer(a, REMOTE_QPN, QPN);
+}
+
+/* n packets of `pkt` through TC on `ifindex`: how many went each way. */
+struct plane_runs {
+	int ev[4];		/* by EV index (sport) */
+	int stayed, moved, other;
+	__u64 moves;		/* mrc_ctl_stats.plane_moves added */
+};
+
+static struct plane_runs run_planes(const __u8 *pkt, size_t len, __u32 ifindex,
+				    int n)
+{
+	static const __u32 evs[] = { 0x1111, 0x2222, 0x1113, 0x2224 };
+	struct __sk_buff in = { .ifindex = ifindex }, out;
+	struct plane_runs pr = {};
+	__u64 before = read_ctl().plane_moves;
+	struct run r;
+
+	for (int i = 0; i < n; i++) {
+		int k;
+
+		run_tc_skb(pkt, len, &in, &out, &r);
+		k = sport_index(&r, pkt, evs, 4);
+		if (k >= 0)
+			pr.ev[k]++;
+		if (r.err == 0 && r.ret == TC_ACT_OK && out.mark == 0)
+			pr.stayed++;
+		else if (r.err == 0 && r.ret == TC_ACT_REDIRECT)
+			pr.moved++;
+		else
+			pr.other++;
+	}
+	pr.moves = read_ctl().plane_moves - before;
+	return pr;
+}
+
+/*
+ * libmrc chose the plane (the flag, the interface and the destination
+ * agree): TC takes an EV of that plane, in the rotation's order, and the
+ * packet stays where it is. Without the flag, or when the destination is
+ * not the peer's address on the interface's plane, the cursor picks the
+ * plane as before and half the packets move. A plane with no usable EV
+ * gives its packets to the next one (moved, counted).
+ */
+TEST_CASE(test_tc_plane_sender_choice, "mrc.tc_plane_sender_choice")
+{
+	struct hdrs h = tx4();
+	struct mrc_qp_evs evs;
+	struct plane_runs pr;
+	__u8 pkt[PKT_MAX], p1[PKT_MAX];
+	size_t len, len1;
+
+	if (!have_plane2())
+		return;
+	h.src = p2_local4;
+	h.dst = p2_peer4;
+	len = tc_data_frame(pkt, &h);
+	h = tx4();
+	len1 = tc_data_frame(p1, &h);
+
+	setup_sender_planes(1);
+	pr = run_planes(pkt, len, plane2_ifindex, 8);
+	ASSERT_EQ(pr.stayed, 8, "sent on plane 2: all stay");
+	ASSERT_EQ(pr.ev[1], 4, "plane-2 EV 0x2222: half of them");
+	ASSERT_EQ(pr.ev[3], 4, "plane-2 EV 0x2224: the other half");
+	ASSERT_EQ(pr.moves, 0, "no plane moves counted");
+	ASSERT_EQ(get_rec(TC_PSN).plane, 2, "record plane 2");
+	get_evs(&evs);
+	ASSERT_EQ(evs.next, 8, "one cursor step a packet");
+
+	pr = run_planes(p1, len1, lo_ifindex, 8);
+	ASSERT_EQ(pr.stayed, 8, "sent on plane 1: all stay");
+	ASSERT_EQ(pr.ev[0] + pr.ev[2], 8, "plane-1 EVs only");
+	ASSERT_EQ(pr.ev[0], 4, "each plane-1 EV in turn");
+
+	/* The cursor decides: the plane-1 half moves to lo. */
+	setup_sender_planes(0);
+	pr = run_planes(pkt, len, plane2_ifindex, 8);
+	ASSERT_EQ(pr.stayed, 4, "without the flag: the plane-2 half stays");
+	ASSERT_EQ(pr.moved, 4, "... the plane-1 half moves");
+	ASSERT_EQ(pr.moves, 4, "plane_moves counts them");
+
+	/* On plane 2's interface, addressed to the peer's plane-1 address. */
+	setup_sender_planes(1);
+	pr = run_planes(p1, len1, plane2_ifindex, 8);
+	ASSERT_EQ(pr.ev[0] + pr.ev[2], 4, "destination disagrees: the cursor's planes");
+	ASSERT_EQ(pr.moved, 4, "... and its moves");
+
+	/* Plane 2's EVs out of service: its packets take plane 1's. */
+	setup_sender_planes(1);
+	get_evs(&evs);
+	evs.ev[1].state = MRC_EV_ASSUMED_BAD;
+	evs.ev[3].state = MRC_EV_ASSUMED_BAD;
+	put_evs(&evs);
+	pr = run_planes(pkt, len, plane2_ifindex, 4);
+	ASSERT_EQ(pr.ev[0] + pr.ev[2], 4, "no usable plane-2 EV: plane 1's");
+	ASSERT_EQ(pr.moved, 4, "moved to plane 1");
+	ASSERT_EQ(pr.moves, 4, "plane_moves counts them");
+	ASSERT_EQ(pr.other, 0, "nothing dropped");
+}
+
+/*
+ * Four planes, one EV each, plane 2's out of service: the packets libmrc
+ * sends on plane 2 take the other planes' EVs in turn, a third each, not
+ * all the next plane's (which would carry half the traffic). Planes 3 and
+ * 4 have no interface here: their packets stay, stamped.
+ */
+TEST_CASE(test_tc_plane_sender_spreads, "mrc.tc_plane_sender_spreads")
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0x1111, 1), ACT(0x2222, 2), ACT(0x3333, 3), ACT(0x4444, 4),
+	};
+	static const __u32 ev[] = { 0x1111, 0x2222, 0x3333, 0x4444 };
+	struct __sk_buff in = { .ifindex = 0 }, out;
+	int count[4] = {}, i, k;
+	struct mrc_qp_evs evs;
+	struct mrc_qp_info q;
+	struct hdrs h = tx4();
+	__u8 pkt[PKT_MAX], a[16];
+	size_t len;
+	struct run r;
+
+	if (!have_plane2())
+		return;
+	setup_planes(MRC_EVF_UDP, 0, tab, 4);
+	get_evs(&evs);
+	evs.stride = 4;
+	evs.ev[1].state = MRC_EV_ASSUMED_BAD;
+	put_evs(&evs);
+	get_qp(&q);
+	q.flags |= MRC_QP_F_SENDER_PLANE;
+	put_qp(&q);
+	mapped4(a, p2_peer4);
+	add_peer(a, REMOTE_QPN, QPN);
+	h.src = p2_local4;
+	h.dst = p2_peer4;
+	len = tc_data_frame(pkt, &h);
+	in.ifindex = plane2_ifindex;
+	for (i = 0; i < 12; i++) {
+		run_tc_skb(pkt, len, &in, &out, &r);
+		k = sport_index(&r, pkt, ev, 4);
+		ASSERT_TRUE(k >= 0, "stamped with a table EV");
+		if (k >= 0)
+			count[k]++;
+	}
+	ASSERT_EQ(count[1], 0, "plane 2's EV unused");
+	ASSERT_EQ(count[0], 4, "plane 1: a third");
+	ASSERT_EQ(count[2], 4, "plane 3: a third");
+	ASSERT_EQ(count[3], 4, "plane 4: a third");
+}
+
+/*
  * SUSPECTED BUG: move_to_plane() never checks that the peer's address on
  * the target plane is of the packet's family, although its comment says
  * it leaves the packet alone when the "family [is] not on that plane".
