@@ -241,6 +241,7 @@ EXTRA_JQ='
 	allreduce_provider: ($a.provider // null)};
   def extra_headline($cpu; $rcpu; $lim; $sw; $ct):
 	{cpu_per_gb_tcp_over_mrc: ratio($cpu.tcp.total_cpu_s_per_gb; $cpu.mrc.total_cpu_s_per_gb),
+	 cpu_per_gb_tcp_over_mrc_best_round: ratio($cpu.tcp.best_round_total_cpu_s_per_gb; $cpu.mrc.best_round_total_cpu_s_per_gb),
 	 rate_limited_cpu_per_gb_mptcp_over_mrc: ratio($rcpu.mptcp.total_cpu_s_per_gb; $rcpu.mrc.total_cpu_s_per_gb),
 	 small_write_goodput_vs_tcp: (if $sw != null and $sw.depth == 16 then ratio($sw.systems.mrc["4096"].gbps; $sw.systems.tcp["4096"].gbps) else null end),
 	 small_write_p50_tcp_over_mrc: (if $sw != null and $sw.depth == 16 then ratio($sw.systems.tcp["4096"].lat_p50_us; $sw.systems.mrc["4096"].lat_p50_us) else null end),
@@ -286,7 +287,7 @@ extra_tables() {
 	      (.value.fault_step_slowdown | f), (.value.goodput_gbps | f), (.value.verified | f)] | @tsv),
 	    "@@" else empty end),
 	  (.headline as $h | "#== headline: goodput_vs_mptcp \($J.goodput_vs_mptcp | f) (mean of the rounds \($h.goodput_vs_mptcp_mean_of_rounds | f)), goodput_vs_tcp \($h.goodput_vs_tcp | f), goodput_vs_capacity \($J.goodput_vs_capacity | f), contended \($h.contended_goodput_vs_capacity | f) (MPTCP \($h.contended_goodput_vs_capacity_mptcp | f)), stall_ratio_mptcp_over_mrc \($J.stall_ratio_mptcp_over_mrc | f)",
-	   "#+   cpu_per_gb_tcp_over_mrc \($h.cpu_per_gb_tcp_over_mrc | f), rate_limited_cpu_per_gb_mptcp_over_mrc \($h.rate_limited_cpu_per_gb_mptcp_over_mrc | f), small_write_goodput_vs_tcp \($h.small_write_goodput_vs_tcp | f), small_write_p50_tcp_over_mrc \($h.small_write_p50_tcp_over_mrc | f)",
+	   "#+   cpu_per_gb_tcp_over_mrc \($h.cpu_per_gb_tcp_over_mrc | f) (best round \($h.cpu_per_gb_tcp_over_mrc_best_round | f)), rate_limited_cpu_per_gb_mptcp_over_mrc \($h.rate_limited_cpu_per_gb_mptcp_over_mrc | f), small_write_goodput_vs_tcp \($h.small_write_goodput_vs_tcp | f), small_write_p50_tcp_over_mrc \($h.small_write_p50_tcp_over_mrc | f)",
 	   "#+   idle_qp_cpu_percent \($h.idle_qp_cpu_percent | f), idle_server_cpu_percent \($h.idle_server_cpu_percent | f), idle_agent_cpu_percent \($h.idle_agent_cpu_percent | f), goodput_vs_udp_limit \($h.goodput_vs_udp_limit | f), cpu_per_gb_udp_limit_over_mrc \($h.cpu_per_gb_udp_limit_over_mrc | f)",
 	   "#+   step_max_ratio_tcp_over_mrc \($h.step_max_ratio_tcp_over_mrc | f), fault_step_slowdown_mrc \($h.fault_step_slowdown_mrc | f) (allreduce over \($h.allreduce_provider | f))",
 	   "#+   every transfer verified: \($J.verified)\(($J.failed_runs // []) as $x | if ($x | length) > 0 then " (failed runs: " + ([$x[] | "\(.id) \(.system) \(.planes)p \(.mode)" + (if .rerun then ", run again as \(.rerun)" else "" end)] | join("; ")) + ")" else "" end)",

@@ -45,6 +45,7 @@ end
 
 # Issue 15's keys (docs/PERFORMANCE.md defines each).
 ISSUE15_KEYS="goodput_vs_tcp goodput_vs_mptcp cpu_per_gb_tcp_over_mrc
+	cpu_per_gb_tcp_over_mrc_best_round
 	rate_limited_cpu_per_gb_mptcp_over_mrc small_write_goodput_vs_tcp
 	small_write_p50_tcp_over_mrc contended_goodput_vs_capacity
 	contended_goodput_vs_capacity_mptcp idle_qp_cpu_percent idle_server_cpu_percent
