@@ -130,13 +130,21 @@ struct mrc_qp {
 	/* New packets per UDP GSO send, from the EV profile; 0 or 1 = no GSO. */
 	uint32_t gso_burst;
 	/*
-	 * Planes the QP's datagrams go round (send.c datagram_peer): each to
+	 * Planes the QP's datagrams go round (send.c datagram_plane): each to
 	 * the peer's address on the next of tx_planes planes, so it reaches
 	 * TC on the plane its EV will be of (MRC_QP_F_SENDER_PLANE). 0 or 1:
 	 * all to peers[0], TC moves them.
 	 */
 	uint8_t tx_planes;
 	uint32_t tx_plane_next;
+	/*
+	 * Planes (bit plane - 1) with no EV that may carry data (all
+	 * ASSUMED_BAD, DENIED or backups), as the EV table read at
+	 * planes_seen_ns: the rotation passes them over, so TC need not move
+	 * their share (send.c look_at_planes).
+	 */
+	uint32_t planes_unusable;
+	uint64_t planes_seen_ns;
 
 	/* requester */
 	struct mrc_tx_state *tx;	/* mmapped, shared with XDP */

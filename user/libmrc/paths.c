@@ -267,9 +267,11 @@ int mrc_install_ev_table(struct mrc_qp *qp)
 	/*
 	 * The table goes round the planes: so do our datagrams, each sent
 	 * to the peer on its plane, and TC keeps it there (send.c
-	 * datagram_peer). A peer on this host is reached through none.
+	 * datagram_plane). A peer on this host is reached through none.
 	 */
 	qp->tx_planes = evs.stride > 1 && !peer_is_local(qp) ? (uint8_t)evs.stride : 0;
 	qp->tx_plane_next = 0;
+	qp->planes_unusable = 0;
+	qp->planes_seen_ns = 0;
 	return publish_ev_table(qp, &evs, n);
 }

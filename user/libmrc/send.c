@@ -260,15 +260,52 @@ static void join_datagram(struct tx_batch *b, uint32_t len, int niov)
  */
 static uint8_t datagram_plane(struct mrc_qp *qp)
 {
-	uint32_t n = qp->tx_planes;
+	uint32_t n = qp->tx_planes, skip = qp->ctx->planes_refused | qp->planes_unusable;
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = qp->tx_plane_next++ % n;
 
-		if (!(qp->ctx->planes_refused & (1u << p)))
+		if (!(skip & (1u << p)))
 			return (uint8_t)p;
 	}
 	return 0;
+}
+
+/* How often a QP reads its EV table for planes that lost every EV. */
+#define PLANE_LOOK_NS	1000000ull
+
+/*
+ * Which planes have no EV in the rotation (ACTIVE and GOOD or SKIP), at
+ * most once a PLANE_LOOK_NS: TC (a demotion, a deny) changes the table
+ * under us. A plane the look missed by up to that long costs only TC's
+ * move of its share to another plane, never a lost packet. With no entry
+ * out of service (n_down, one load) every plane is usable: no walk, so
+ * thousands of QPs on healthy paths pay nothing for it.
+ */
+static void look_at_planes(struct mrc_qp *qp)
+{
+	uint32_t usable = 0, all;
+	uint64_t now;
+
+	if (qp->tx_planes < 2)
+		return;
+	if (!__atomic_load_n(&qp->evs->n_down, __ATOMIC_RELAXED)) {
+		qp->planes_unusable = 0;
+		return;
+	}
+	now = mrc_now_ns();
+	if (now - qp->planes_seen_ns < PLANE_LOOK_NS)
+		return;
+	qp->planes_seen_ns = now;
+	for (uint32_t i = 0; i < qp->n_evs && i < MRC_MAX_EVS; i++) {
+		uint32_t w = __atomic_load_n(&qp->evs->ev[i].word, __ATOMIC_RELAXED);
+		uint32_t plane = MRC_EV_WORD_PLANE(w);
+
+		if (plane >= 1 && plane <= qp->tx_planes && mrc_ev_in_rotation(w))
+			usable |= 1u << (plane - 1);
+	}
+	all = (1u << qp->tx_planes) - 1;
+	qp->planes_unusable = all & ~usable;
 }
 
 static void new_datagram(struct mrc_qp *qp, struct tx_batch *b,
@@ -1047,6 +1084,7 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	if (!b || b->socket_full || qp->ctx->sock_full)
 		return;
 	retry_refused_planes(qp->ctx);
+	look_at_planes(qp);
 	mrc_cc_refresh(qp);
 	b->open = false;	/* this QP's packets start their own datagram */
 	b->burst = burst_of(qp);
