@@ -80,7 +80,8 @@ static __always_inline void reshuffle(struct mrc_qp_evs *evs, __u32 n)
  * be used, another EV of the SAME plane takes the turn (the positions
  * stride, 2 x stride... further on), so a plane keeps its share of the
  * packets however many of its EVs are out of service; only a plane with
- * no usable EV in reach gives its turn to the next plane.
+ * no usable EV in reach gives its turn to another plane: the next one,
+ * or, when the sender chose the plane (col), the others in turn.
  */
 #define NEXT_EV_SAME_PLANE	16	/* tries in the cursor's plane column */
 #define NEXT_EV_TRIES		(2 * NEXT_EV_SAME_PLANE)

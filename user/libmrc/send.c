@@ -430,15 +430,6 @@ static bool gso_refused(const struct tx_batch *b, int m, int err)
 	       (err == EINVAL || err == EIO || err == EMSGSIZE || err == ENOPROTOOPT);
 }
 
-/*
- * True when every datagram went; a full socket buffer just ends the round.
- * The packets it could not send are queued to go again next round: their
- * PSNs already count as sent, and waiting for loss detection or the
- * timer to notice would stall the window for nothing. A datagram goes
- * whole or not at all, so an unsent burst is all its PSNs. A kernel that
- * refuses UDP_SEGMENT turns the context's bursts off (counted); the
- * refused packets go again, one a datagram.
- */
 /* Did the route of a datagram to another plane than the first refuse it? */
 static bool plane_refused(const struct tx_batch *b, int m, int err)
 {
@@ -466,6 +457,16 @@ static void retry_refused_planes(struct mrc_context *ctx)
 		ctx->planes_refused = 0;
 }
 
+/*
+ * True when every datagram went; a full socket buffer just ends the round.
+ * The packets it could not send are queued to go again next round: their
+ * PSNs already count as sent, and waiting for loss detection or the
+ * timer to notice would stall the window for nothing. A datagram goes
+ * whole or not at all, so an unsent burst is all its PSNs. A kernel that
+ * refuses UDP_SEGMENT turns the context's bursts off (counted); the
+ * refused packets go again, one a datagram. A datagram whose plane's
+ * route refused it has that plane passed over for a while (refuse_plane).
+ */
 static bool flush_batch(struct mrc_context *ctx, struct tx_batch *b)
 {
 	int sent = 0;
@@ -1084,7 +1085,8 @@ void mrc_tx_progress(struct mrc_qp *qp)
 	if (!b || b->socket_full || qp->ctx->sock_full)
 		return;
 	retry_refused_planes(qp->ctx);
-	look_at_planes(qp);
+	if (qp->sq_send != qp->sq_tail || qp->retx_head != qp->retx_tail)
+		look_at_planes(qp);	/* only a QP about to send asks */
 	mrc_cc_refresh(qp);
 	b->open = false;	/* this QP's packets start their own datagram */
 	b->burst = burst_of(qp);
