@@ -890,8 +890,15 @@ int fixture_setup_sized(const char *name, __u32 max_qps, __u32 max_ctx)
 		return -1;
 	}
 	atexit(fixture_cleanup);
+	/*
+	 * Whatever ends the run takes the pins with it: ^C, the runner's
+	 * timeout, a closed terminal, or a reader that stopped reading
+	 * (`| head`: the next verdict line gets SIGPIPE).
+	 */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, on_signal);
 	skel = mrc__open_opts(&oo);
 	if (!skel) {
 		fprintf(stderr, "opening mrc: %s\n", strerror(errno));
