@@ -256,7 +256,8 @@ static void join_datagram(struct tx_batch *b, uint32_t len, int niov)
  * plane is ours: the next of the QP's rotation, as the EV table goes round
  * the planes, so the datagram reaches TC on its plane and stays there (no
  * move to another plane: a route lookup and TC a second time). A plane
- * whose route refused a datagram lately is passed over.
+ * whose route refused a datagram lately, or with no EV left in the
+ * rotation (look_at_planes), is passed over.
  */
 static uint8_t datagram_plane(struct mrc_qp *qp)
 {

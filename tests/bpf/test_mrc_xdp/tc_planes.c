@@ -317,22 +317,20 @@ TEST_CASE(test_tc_plane_stays, "mrc.tc_plane_stays")
 }
 
 /*
- * Two planes in turn, two EVs each (stride 2), the sender choosing the
+ * The table `tab` going round `stride` planes, the sender choosing the
  * plane (MRC_QP_F_SENDER_PLANE when `sender`), the peer known to TC by its
  * plane-2 address too.
  */
-static void setup_sender_planes(int sender)
+static void setup_sender_table(const struct mrc_ev_entry *tab, __u32 n,
+			       __u32 stride, int sender)
 {
-	static const struct mrc_ev_entry tab[] = {
-		ACT(0x1111, 1), ACT(0x2222, 2), ACT(0x1113, 1), ACT(0x2224, 2),
-	};
 	struct mrc_qp_evs evs;
 	struct mrc_qp_info q;
 	__u8 a[16];
 
-	setup_planes(MRC_EVF_UDP, 0, tab, 4);
+	setup_planes(MRC_EVF_UDP, 0, tab, n);
 	get_evs(&evs);
-	evs.stride = 2;
+	evs.stride = stride;
 	put_evs(&evs);
 	get_qp(&q);
 	q.flags = sender ? q.flags | MRC_QP_F_SENDER_PLANE :
@@ -340,6 +338,16 @@ static void setup_sender_planes(int sender)
 	put_qp(&q);
 	mapped4(a, p2_peer4);
 	add_peer(a, REMOTE_QPN, QPN);
+}
+
+/* Two planes in turn, two EVs each. */
+static void setup_sender_planes(int sender)
+{
+	static const struct mrc_ev_entry tab[] = {
+		ACT(0x1111, 1), ACT(0x2222, 2), ACT(0x1113, 1), ACT(0x2224, 2),
+	};
+
+	setup_sender_table(tab, 4, 2, sender);
 }
 
 /* n packets of `pkt` through TC on `ifindex`: how many went each way. */
@@ -456,24 +464,17 @@ TEST_CASE(test_tc_plane_sender_spreads, "mrc.tc_plane_sender_spreads")
 	struct __sk_buff in = { .ifindex = 0 }, out;
 	int count[4] = {}, i, k;
 	struct mrc_qp_evs evs;
-	struct mrc_qp_info q;
 	struct hdrs h = tx4();
-	__u8 pkt[PKT_MAX], a[16];
+	__u8 pkt[PKT_MAX];
 	size_t len;
 	struct run r;
 
 	if (!have_plane2())
 		return;
-	setup_planes(MRC_EVF_UDP, 0, tab, 4);
+	setup_sender_table(tab, 4, 4, 1);
 	get_evs(&evs);
-	evs.stride = 4;
 	evs.ev[1].state = MRC_EV_ASSUMED_BAD;
 	put_evs(&evs);
-	get_qp(&q);
-	q.flags |= MRC_QP_F_SENDER_PLANE;
-	put_qp(&q);
-	mapped4(a, p2_peer4);
-	add_peer(a, REMOTE_QPN, QPN);
 	h.src = p2_local4;
 	h.dst = p2_peer4;
 	len = tc_data_frame(pkt, &h);
