@@ -8,7 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d) skip=$(mktemp -d)
-trap 'rm -rf "$tmp" "$skip"' EXIT
+# The bench runs with kernel.bpf_stats_enabled off whatever it finds: on
+# here, so the run shows it turns it off and puts it back.
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q kernel.bpf_stats_enabled=1
+trap 'rm -rf "$tmp" "$skip"; sysctl -q kernel.bpf_stats_enabled="$stats_was"' EXIT
 J=$tmp/results.json
 jqt() { jq -e "$@" > /dev/null; }
 
@@ -22,6 +26,9 @@ rc=$?
 check "exit status 0 (got $rc)" test "$rc" -eq 0
 [ $rc -eq 0 ] || tail -n 20 "$tmp/stderr" | sed 's/^/    /' >&2
 check "results.json is JSON" jqt 'type == "object"' "$J"
+check "bpf_stats_enabled found on, recorded" jqt '.machine.bpf_stats_enabled_found == 1' "$J"
+check "bpf_stats_enabled: turned off for the run (said so)" grep -q 'bpf_stats_enabled was 1: off for this run' "$tmp/stderr"
+check "bpf_stats_enabled back on after the run" test "$(sysctl -n kernel.bpf_stats_enabled)" = 1
 check "the table was printed" grep -q "== headline" "$tmp/stdout"
 check "goodput.png" test -s "$tmp/goodput.png"
 check "systems.png" test -s "$tmp/systems.png"
