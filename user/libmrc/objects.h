@@ -282,6 +282,14 @@ struct mrc_context {
 	unsigned int deaf_rounds;	/* rounds in a row that read nothing */
 	bool woke_from_sleep;		/* the spell's last spin began at a wakeup */
 	/*
+	 * A sleep a packet ended is judged by the packet's arrival (the
+	 * kernel's stamp), not by when we woke: in a VM a wakeup takes 10-20
+	 * us, so a packet that a spin would have caught looked too late.
+	 */
+	uint64_t spell_start_real_ns;	/* CLOCK_REALTIME at the spell's start */
+	uint64_t wake_slept_ns;		/* the sleep being judged, 0 = none */
+	uint64_t rx_first_arrival_ns;	/* of the last mrc_rx_progress's first packet */
+	/*
 	 * The data socket refused a send (its send buffer is full: the
 	 * packets wait in a qdisc below a slower link). Until it has room
 	 * again, sends wait and do not keep the context awake: each round

@@ -36,17 +36,16 @@
  */
 #define IDLE_MAX_SLEEP_NS	20000000ull
 /*
- * The spin before a sleep: a sleep and its wakeup cost a few microseconds
- * of CPU (and as much latency), so a spell that is likely to end sooner is
- * spun through. The budget adapts between SPIN_MIN_NS and SPIN_MAX_NS: it
- * doubles when the spin found work, or when a sleep was ended by a packet
- * or an event sooner than the budget (spinning on would have caught it),
- * and halves when a sleep ran longer (the spin was wasted: an idle QP soon
- * spins a microsecond per wakeup).
+ * The spin before a sleep: a sleep and its wakeup cost microseconds of CPU
+ * (15 us of the sleeper's own in this project's VM, and an IPI for the
+ * waker) and as much latency, so a spell that is likely to end sooner is
+ * spun through. The budget adapts between MRC_SPIN_MIN_NS and
+ * MRC_SPIN_MAX_NS (progress.h): it doubles when the spin found work, or
+ * when what ended a sleep came soon enough for a spin to have caught it
+ * (mrc_spin_would_have_paid), and halves otherwise (the spin was wasted:
+ * an idle QP soon spins a microsecond per wakeup).
  */
-#define SPIN_MIN_NS		1000ull
-#define SPIN_MAX_NS		20000ull
-#define SPIN_START_NS		SPIN_MAX_NS
+#define SPIN_START_NS		MRC_SPIN_MAX_NS
 /*
  * A pace gap shorter than PACE_SPIN_NS is waited out by polling, not by
  * sleeping (a timer wakeup costs about that much).
@@ -269,15 +268,15 @@ static uint64_t arm_wakeups(struct mrc_context *ctx, uint64_t now, bool *paced)
 	return sleep_ns;
 }
 
-/* The spin budget after a spin that paid (or not): see SPIN_MIN_NS. */
+/* The spin budget after a spin that paid (or not): see SPIN_START_NS. */
 static void adapt_spin(struct mrc_context *ctx, bool spin_paid)
 {
 	uint64_t limit = ctx->spin_limit_ns;
 
 	if (spin_paid)
-		limit = limit * 2 < SPIN_MAX_NS ? limit * 2 : SPIN_MAX_NS;
+		limit = limit * 2 < MRC_SPIN_MAX_NS ? limit * 2 : MRC_SPIN_MAX_NS;
 	else
-		limit = limit / 2 > SPIN_MIN_NS ? limit / 2 : SPIN_MIN_NS;
+		limit = limit / 2 > MRC_SPIN_MIN_NS ? limit / 2 : MRC_SPIN_MIN_NS;
 	ctx->spin_limit_ns = limit;
 }
 
@@ -309,6 +308,7 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 		mrc_cc_disarm_wakeups(ctx);
 		return false;
 	}
+	ctx->spell_start_real_ns = mrc_realtime_ns() - (now - ctx->idle_since_ns);
 	ts.tv_sec = (time_t)(sleep_ns / 1000000000ull);
 	ts.tv_nsec = (long)(sleep_ns % 1000000000ull);
 	full = ctx->sock_full && !watch_socket(ctx, true);
@@ -323,12 +323,36 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 	slept = mrc_now_ns() - now;
 	ctx->wait.sleeps++;
 	ctx->wait.sleep_ns += slept;
-	if (n > 0)
+	if (n > 0) {
 		ctx->wait.woken++;
-	adapt_spin(ctx, n > 0 && slept < ctx->spin_limit_ns);
+		ctx->wake_slept_ns = slept ? slept : 1;	/* judge_wake() */
+	} else {
+		adapt_spin(ctx, false);
+	}
 	if (paced)
 		ctx->wait.pace_sleeps++;
 	return true;
+}
+
+bool mrc_spin_would_have_paid(uint64_t spell_start_real_ns, uint64_t arrival_ns,
+			      uint64_t slept_ns, uint64_t limit_ns)
+{
+	if (arrival_ns && arrival_ns >= spell_start_real_ns)
+		return arrival_ns - spell_start_real_ns < MRC_SPIN_MAX_NS;
+	return slept_ns < limit_ns;
+}
+
+/* The sleep the round's first packet (or else the sleep itself) ended. */
+static void judge_wake(struct mrc_context *ctx)
+{
+	uint64_t slept = ctx->wake_slept_ns;
+
+	if (!slept)
+		return;
+	ctx->wake_slept_ns = 0;
+	adapt_spin(ctx, mrc_spin_would_have_paid(ctx->spell_start_real_ns,
+						 ctx->rx_first_arrival_ns, slept,
+						 ctx->spin_limit_ns));
 }
 
 /*
@@ -575,6 +599,7 @@ static void progress(struct mrc_context *ctx)
 	check_socket_room(ctx);
 
 	input |= mrc_rx_progress(ctx) > 0;
+	judge_wake(ctx);
 	/* The receive batch's SACKs go now, not after every QP's sends. */
 	mrc_rx_flush_acks(ctx);
 	busy = input;

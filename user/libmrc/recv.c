@@ -717,6 +717,7 @@ int mrc_rx_progress(struct mrc_context *ctx)
 	struct owed_sacks owed = { 0 };
 	int taken = 0;
 
+	ctx->rx_first_arrival_ns = 0;
 	if (!rx_batch) {
 		rx_batch = ctx->rx_scratch = malloc(sizeof(*rx_batch));
 		if (!rx_batch)
@@ -750,6 +751,8 @@ int mrc_rx_progress(struct mrc_context *ctx)
 				.arrival_ns = packet_arrival_ns(&rx_batch->msgs[i].msg_hdr),
 			};
 
+			if (!ctx->rx_first_arrival_ns)
+				ctx->rx_first_arrival_ns = p.arrival_ns;
 			note_owed_sack(&owed, handle_packet(ctx, &p));
 		}
 		send_owed_sacks(&owed);
