@@ -335,11 +335,11 @@ static bool idle_wait(struct mrc_context *ctx, uint64_t now)
 }
 
 bool mrc_spin_would_have_paid(uint64_t spell_start_real_ns, uint64_t arrival_ns,
-			      uint64_t slept_ns, uint64_t limit_ns)
+			      uint64_t slept_ns)
 {
 	if (arrival_ns && arrival_ns >= spell_start_real_ns)
 		return arrival_ns - spell_start_real_ns < MRC_SPIN_MAX_NS;
-	return slept_ns < limit_ns;
+	return slept_ns < MRC_SPIN_MAX_NS;
 }
 
 /* The sleep the round's first packet (or else the sleep itself) ended. */
@@ -351,8 +351,7 @@ static void judge_wake(struct mrc_context *ctx)
 		return;
 	ctx->wake_slept_ns = 0;
 	adapt_spin(ctx, mrc_spin_would_have_paid(ctx->spell_start_real_ns,
-						 ctx->rx_first_arrival_ns, slept,
-						 ctx->spin_limit_ns));
+						 ctx->rx_first_arrival_ns, slept));
 }
 
 /*

@@ -24,11 +24,14 @@
  * the wakeup's own delay does not count: in a VM it takes 10-20 us, and
  * judged by the wakeup, packets 10 us apart looked too late to spin for
  * and kept the budget at its floor. Without a packet (an event, a wait
- * fd: arrival_ns 0, or a packet stamped before the spell), the sleep's
- * length against the budget it followed decides.
+ * fd: arrival_ns 0, or a packet stamped before the spell) the sleep's
+ * length decides, against the ceiling too: against the budget it
+ * followed, a floor of 1 us was never beaten by a wakeup, and a sender
+ * waiting 40 us for its completions slept (and paid the wakeup) for
+ * every batch.
  */
 bool mrc_spin_would_have_paid(uint64_t spell_start_real_ns, uint64_t arrival_ns,
-			      uint64_t slept_ns, uint64_t limit_ns);
+			      uint64_t slept_ns);
 
 /* Read the context's event ring (ctx->ring_fd) with the engine's callback. */
 int mrc_progress_open_ring(struct mrc_context *ctx);
