@@ -282,9 +282,9 @@ struct mrc_context {
 	unsigned int deaf_rounds;	/* rounds in a row that read nothing */
 	bool woke_from_sleep;		/* the spell's last spin began at a wakeup */
 	/*
-	 * A sleep a packet ended is judged by the packet's arrival (the
-	 * kernel's stamp), not by when we woke: in a VM a wakeup takes 10-20
-	 * us, so a packet that a spin would have caught looked too late.
+	 * What judge_wake() needs: a sleep a packet ended is judged by the
+	 * packet's arrival (the kernel's stamp) from the spell's start, not
+	 * by when we woke (in a VM a wakeup takes 10-20 us).
 	 */
 	uint64_t spell_start_real_ns;	/* CLOCK_REALTIME at the spell's start */
 	uint64_t wake_slept_ns;		/* the sleep being judged, 0 = none */

@@ -342,7 +342,10 @@ bool mrc_spin_would_have_paid(uint64_t spell_start_real_ns, uint64_t arrival_ns,
 	return slept_ns < MRC_SPIN_MAX_NS;
 }
 
-/* The sleep the round's first packet (or else the sleep itself) ended. */
+/*
+ * After a sleep that something ended: the budget adapts to it, judged by
+ * the round's first packet's stamp, or by the sleep's length without one.
+ */
 static void judge_wake(struct mrc_context *ctx)
 {
 	uint64_t slept = ctx->wake_slept_ns;
