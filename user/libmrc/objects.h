@@ -288,7 +288,7 @@ struct mrc_context {
 	 */
 	uint64_t spell_start_real_ns;	/* CLOCK_REALTIME at the spell's start */
 	uint64_t wake_slept_ns;		/* the sleep being judged, 0 = none */
-	uint64_t rx_first_arrival_ns;	/* of the last mrc_rx_progress's first packet */
+	uint64_t rx_first_arrival_ns;	/* of the last mrc_rx_progress's first keyed packet */
 	/*
 	 * The data socket refused a send (its send buffer is full: the
 	 * packets wait in a qdisc below a slower link). Until it has room

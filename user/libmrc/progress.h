@@ -19,9 +19,9 @@
 
 /*
  * Would a spin of up to MRC_SPIN_MAX_NS have caught what ended a sleep?
- * A packet tells when it arrived (arrival_ns, the kernel's receive stamp,
- * CLOCK_REALTIME like spell_start_real_ns, when the idle spell began), so
- * the wakeup's own delay does not count: in a VM it takes 10-20 us, and
+ * A packet that proved its QP's key tells when it arrived (arrival_ns,
+ * the kernel's receive stamp, CLOCK_REALTIME like spell_start_real_ns,
+ * when the idle spell began), so the wakeup's own delay does not count: in a VM it takes 10-20 us, and
  * judged by the wakeup, packets 10 us apart looked too late to spin for
  * and kept the budget at its floor. Without a packet (an event, a wait
  * fd: arrival_ns 0, or a packet stamped before the spell) the sleep's

@@ -619,6 +619,9 @@ static struct mrc_qp *handle_packet(struct mrc_context *ctx, struct rx_pkt *p)
 		qp->counters.rx_bad_key++;
 		return NULL;
 	}
+	/* The idle spin adapts to it (progress.c judge_wake): keyed packets only. */
+	if (!ctx->rx_first_arrival_ns)
+		ctx->rx_first_arrival_ns = p->arrival_ns;
 	if (mrc_opcode_is_data(p->opcode)) {
 		handle_data(qp, p, peer);
 	} else if (p->opcode == MRC_OP_PROBE) {
@@ -751,8 +754,6 @@ int mrc_rx_progress(struct mrc_context *ctx)
 				.arrival_ns = packet_arrival_ns(&rx_batch->msgs[i].msg_hdr),
 			};
 
-			if (!ctx->rx_first_arrival_ns)
-				ctx->rx_first_arrival_ns = p.arrival_ns;
 			note_owed_sack(&owed, handle_packet(ctx, &p));
 		}
 		send_owed_sacks(&owed);
