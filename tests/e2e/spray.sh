@@ -156,6 +156,7 @@ check "transfer completes" eq "$rc" 0
 check "verified" eq "$(jq -r .verified "$tmp/long.json")" true
 max=$(jq '[.sizes[].lat_max_us] | max | floor' "$tmp/long.json")
 p99=$(jq '[.sizes[].lat_p99_us] | max | floor' "$tmp/long.json")
-echo "    across the restart: completion latency max ${max} us (p99 ${p99} us)" >&2
+echo "    across the restart: completion latency max ${max} us (p99 ${p99} us);" \
+	"$(jq -c '{tx_retransmits, timeouts, tail_probes, wait}' "$tmp/long.json")" >&2
 check "no stall over 100 ms" between "$max" 0 100000
 end
